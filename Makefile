@@ -40,7 +40,7 @@ notebooks: check-scale env data  ## execute the notebooks that changed, at SCALE
 	$(PY) -m fusionlib.notebook_runner --scale $(SCALE) --out $(EXECUTED) $(if $(FORCE),--force)
 
 book: notebooks  ## execute changed notebooks at SCALE, then build the HTML strictly
-	$(PY) -m jupyter_book.cli.main build . --builder html --all --warningiserror --nitpick --keep-going
+	$(VENV)/bin/jupyter-book build . --builder html --all --warningiserror --nitpick --keep-going
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
 
 test: env data  ## unit tests + every notebook at smoke scale
