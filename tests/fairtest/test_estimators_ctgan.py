@@ -1,0 +1,60 @@
+"""CTGAN baseline wrapper: tiny runs only (1 epoch on 50 rows; a few seconds in all)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fusionlib.errors import InvalidInputError, NotFittedError
+from fusionlib.fairtest import CTGANBaseline
+
+pytest.importorskip("ctgan")
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def complete() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    a = rng.choice(["x", "y"], 50)
+    return pd.DataFrame({"a": a, "b": np.where(a == "x", "1", rng.choice(["0", "1"], 50)),
+                         "c": rng.choice(["p", "q", "r"], 50)})
+
+
+@pytest.fixture(scope="module")
+def fitted(complete) -> CTGANBaseline:
+    return CTGANBaseline(epochs=1, batch_size=50, enable_gpu=False, seed=0).fit(complete)
+
+
+def test_ctgan_samples_all_columns_as_strings(fitted, complete):
+    out = fitted.sample(40, seed=0)
+    assert list(out.columns) == list(complete.columns)
+    assert len(out) == 40
+    for col in out.columns:
+        assert set(out[col]) <= set(complete[col])
+        assert all(isinstance(v, str) for v in out[col])
+
+
+def test_ctgan_same_seed_same_sample_other_seed_other_sample(fitted):
+    pd.testing.assert_frame_equal(fitted.sample(50, seed=1), fitted.sample(50, seed=1))
+    assert not fitted.sample(50, seed=1).equals(fitted.sample(50, seed=2))
+
+
+def test_ctgan_training_is_seeded_and_leaves_global_rng_alone(complete):
+    np_state, torch_state = np.random.get_state()[1].copy(), torch.get_rng_state().clone()
+    a = CTGANBaseline(epochs=1, batch_size=50, enable_gpu=False, seed=3).fit(complete)
+    b = CTGANBaseline(epochs=1, batch_size=50, enable_gpu=False, seed=3).fit(complete)
+    pd.testing.assert_frame_equal(a.sample(50, seed=0), b.sample(50, seed=0))
+    assert np.array_equal(np.random.get_state()[1], np_state)
+    assert torch.equal(torch.get_rng_state(), torch_state)
+
+
+def test_ctgan_errors():
+    with pytest.raises(NotFittedError, match="fit"):
+        CTGANBaseline().sample(10, seed=0)
+    with pytest.raises(InvalidInputError, match="multiple of 10"):
+        CTGANBaseline(batch_size=55).fit(pd.DataFrame({"a": ["x"]}))
+    with pytest.raises(InvalidInputError, match="missing values"):
+        CTGANBaseline(epochs=1).fit(pd.DataFrame({"a": ["x", None]}))
+    with pytest.raises(TypeError):
+        CTGANBaseline(epoch=3)  # misspelled option is rejected, not ignored
