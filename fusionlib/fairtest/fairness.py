@@ -101,7 +101,7 @@ def confusion_counts(y_true: Any, y_pred: Any, privileged: Any) -> np.ndarray:
 
 
 def group_confusion(y_true: Any, y_pred: Any, privileged: Any) -> pd.DataFrame:
-    """Readable per-group confusion table: rows unprivileged/privileged; n, TP, FP, TN, FN, rates."""
+    """Per-group confusion table: rows unprivileged/privileged; n, TP, FP, TN, FN and rates."""
     c = confusion_counts(y_true, y_pred, privileged)
     rates = _rates(c)
     return pd.DataFrame(
@@ -194,7 +194,8 @@ def plot_fairness_boxes(
             d = distributions[name]
             v = d.loc[(d["attribute"] == attribute) & (d["metric"] == metric), "value"]
             data.append(v.dropna().to_numpy())
-        boxes = ax.boxplot(data, vert=False, patch_artist=True, widths=0.6, showfliers=False)
+        boxes = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.6,
+                           showfliers=False)
         for patch, name in zip(boxes["boxes"], names, strict=True):
             patch.set_facecolor(colours[kinds[name]])
         ax.set_title(f"{metric} ({attribute})", fontsize=9)

@@ -176,7 +176,8 @@ class DiscriminatorMeasure:
 
     def _validate(self) -> None:
         if self.encoding not in ("onehot", "ordinal"):
-            raise InvalidInputError(f"encoding must be 'onehot' or 'ordinal', got {self.encoding!r}")
+            raise InvalidInputError(
+                f"encoding must be 'onehot' or 'ordinal', got {self.encoding!r}")
         if not (isinstance(self.n_seeds, int) and self.n_seeds >= 1):
             raise InvalidInputError(f"n_seeds must be an int >= 1, got {self.n_seeds!r}")
         if not 0.0 < self.test_size < 1.0:
@@ -267,7 +268,9 @@ def cramers_v(x: pd.Series, y: pd.Series) -> float:
     a single observed level there is no association to measure and V is defined as 0 (the
     formula would divide by zero).
     """
-    table = pd.crosstab(x.astype(object), y.astype(object)).to_numpy()
+    cx, ux = pd.factorize(x.astype(object).to_numpy())
+    cy, uy = pd.factorize(y.astype(object).to_numpy())
+    table = np.bincount(cx * len(uy) + cy, minlength=len(ux) * len(uy)).reshape(len(ux), -1)
     if min(table.shape) < 2:
         return 0.0
     return float(association(table, method="cramer"))
@@ -298,19 +301,20 @@ def plot_dcc_heatmaps(
 
     names = list(matrices)
     nrows = int(np.ceil(len(names) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.8 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 4.2 * nrows), squeeze=False,
+                             layout="constrained")
     top = vmax if vmax is not None else max(float(m.to_numpy().max()) for m in matrices.values())
     image = None
     for ax, name in zip(axes.flat, names, strict=False):
-        mat = matrices[name]
-        masked = np.where(np.tril(np.ones(mat.shape, dtype=bool), -1), mat.to_numpy(), np.nan)
-        image = ax.imshow(masked, cmap="viridis", vmin=0.0, vmax=max(top, 1e-9))
-        ax.set_xticks(range(len(mat)), mat.columns, rotation=90, fontsize=7)
-        ax.set_yticks(range(len(mat)), mat.index, fontsize=7)
+        mat = matrices[name].iloc[1:, :-1]  # strict lower triangle: rows 2..n, columns 1..n-1
+        shown = np.where(np.tril(np.ones(mat.shape, dtype=bool)), mat.to_numpy(), np.nan)
+        image = ax.imshow(shown, cmap="viridis", vmin=0.0, vmax=max(top, 1e-9))
+        ax.set_xticks(range(mat.shape[1]), mat.columns, rotation=90, fontsize=7)
+        ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=7)
         ax.set_title(name, fontsize=9)
     for ax in axes.flat[len(names) :]:
         ax.set_visible(False)
     if image is not None:
-        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="|V_syn - V_real|")
+        fig.colorbar(image, ax=axes, shrink=0.6, label="|V_syn - V_real|")
     return fig
 

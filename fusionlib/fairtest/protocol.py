@@ -1,0 +1,359 @@
+"""The experiment protocol of seed 002 (Sections 4-5, Appendix C): what the notebook calls.
+
+Per dataset (:func:`run_dataset`):
+
+1. :func:`prepare` loads the raw table, discretises it (Appendix B) and holds out 30 % of the
+   rows as the real test set ``D_test`` (Section 4.2), seeded.
+2. :func:`synthesize` separates the remaining rows by column for every overlap of Table 2, fits
+   the three joint estimators (Independence given Overlap, Marginal Preservation, Latent naive
+   Bayes) on each (internal, external) pair, and adds the two baselines (CTGAN on the complete
+   training table, the Independent model); each draws a synthetic test set of ``len(D_test)``.
+3. :func:`fidelity_table` scores every synthetic set against ``D_test``: 1-TVD, CS, DM and the
+   KL divergence of ``p(A, Y)`` per protected attribute (Tables 3, 7, 8).
+4. :func:`fairness_bootstraps` trains the audited decision tree on the *internal* table of each
+   separation (features = internal columns minus the label; never a protected attribute),
+   predicts on ``D_test`` and on each synthetic set, and bootstraps DI, AOD and EOD (Figure 4);
+   :func:`table9` reduces them to ``|mean_boot(synthetic) - mean_boot(real)|`` (Table 9).
+
+A dataset whose files are missing (:class:`~fusionlib.errors.DataUnavailableError`) yields rows
+with ``status == "not run"`` and the reason, instead of stopping the other datasets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fusionlib.errors import DataUnavailableError, InvalidInputError
+from fusionlib.fairtest.discretise import discretise
+from fusionlib.fairtest.estimators import (
+    LNB_DEFAULTS, CTGANBaseline, IndependenceGivenOverlap, IndependentModel, LatentNaiveBayes,
+    MarginalPreservation,
+)
+from fusionlib.fairtest.fairness import (
+    FAIRNESS_METRICS, bootstrap_fairness, bootstrap_mean_difference,
+)
+from fusionlib.fairtest.metrics import (
+    ContingencySimilarity, DiscriminatorMeasure, JointKL, TVComplement, dcc_matrix,
+)
+from fusionlib.fairtest.separation import DatasetSpec, dataset_spec, separate
+
+__all__ = [
+    "ProtocolConfig", "PAPER_PROTOCOL", "Prepared", "SyntheticSet", "AuditedTree",
+    "DatasetResult", "OUR_METHODS", "BASELINES", "PAPER_NAMES", "make_estimator",
+    "not_run_result", "planned_sets", "prepare", "synthesize", "fidelity_table",
+    "train_audited_tree", "fairness_bootstraps", "table9", "run_dataset", "run_protocol",
+    "dcc_matrices",
+]
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Knobs of the protocol; the defaults are the paper's protocol (seed 002)."""
+
+    test_size: float = 0.3  # Section 4.2: 30 % real test hold-out
+    n_boot: int = 1000  # Section 5.3 / Table 9: 1,000 bootstrap samples
+    dm_seeds: int = 5  # Section 5.1: DM averaged over five trials with different seeds
+    dm_n_estimators: int = 100  # seed silent: scikit-learn's default forest
+    dm_max_rows: int | None = None  # None: every test row (cpu scale subsamples)
+    ctgan_epochs: int = 300  # Section 4.3: CTGAN "default hyperparameters" (ctgan: 300 epochs)
+    ctgan_max_rows: int | None = None  # None: the whole training table (cpu scale subsamples)
+    latent_restarts: int = LNB_DEFAULTS.n_restarts  # seed silent; best of several EM starts
+    kl_epsilon: float = 1e-6  # our smoothing of empty (A, Y) cells; see metrics.JointKL
+    max_rows: int | None = None  # None: every row of the dataset (smoke scale subsamples)
+    baselines: tuple[str, ...] = ("CTGAN", "Indep")  # Section 4.3
+    reference: bool = True  # ours: also score real training rows (the sampling-noise floor)
+
+
+PAPER_PROTOCOL = ProtocolConfig()
+#: our three joint estimators (Section 3.1) and the two baselines (Section 4.3)
+OUR_METHODS: tuple[str, ...] = ("IGO", "Marginal", "Latent")
+BASELINES: tuple[str, ...] = ("CTGAN", "Indep")
+#: row names of Tables 3, 7, 8, 9
+REFERENCE_LABEL = "Real training rows (reference)"
+PAPER_NAMES = {"IGO": "Indep-Overlap", "Marginal": "Marginal", "Latent": "Latent",
+               "CTGAN": "CTGAN", "Indep": "Indep"}
+
+
+def make_estimator(method: str, cfg: ProtocolConfig, *, seed: int) -> object:
+    """A fresh, unfitted estimator for ``method`` (one of OUR_METHODS + BASELINES)."""
+    factories = {
+        "IGO": IndependenceGivenOverlap,
+        "Marginal": lambda: MarginalPreservation(keep="internal"),  # eq. 4 keeps the internal
+        "Latent": lambda: LatentNaiveBayes(n_restarts=cfg.latent_restarts, seed=seed),
+        "Indep": IndependentModel,
+        "CTGAN": lambda: CTGANBaseline(epochs=cfg.ctgan_epochs, seed=seed),
+    }
+    if method not in factories:
+        raise InvalidInputError(f"unknown method {method!r}; choose one of {list(factories)}")
+    return factories[method]()
+
+
+@dataclass
+class Prepared:
+    """A discretised dataset split into training rows and the real test set ``D_test``."""
+
+    dataset: str
+    train: pd.DataFrame
+    test: pd.DataFrame
+    spec: DatasetSpec
+
+
+@dataclass
+class SyntheticSet:
+    """One synthetic test set; ``overlap`` is ``""`` for the baselines."""
+
+    method: str
+    overlap: str
+    data: pd.DataFrame
+
+    @property
+    def label(self) -> str:
+        """The paper's row name, e.g. ``"Indep-Overlap (relationship)"``."""
+        name = PAPER_NAMES[self.method]
+        return f"{name} ({self.overlap})" if self.overlap else name
+
+
+def prepare(dataset: str, *, test_size: float = 0.3, seed: int = 0,
+            max_rows: int | None = None, table: pd.DataFrame | None = None) -> Prepared:
+    """Load, discretise and split ``dataset`` into training rows and ``D_test``.
+
+    ``table``: an already discretised complete table to use instead of loading (tests).
+    Raises :class:`DataUnavailableError` when the dataset's files are missing.
+    """
+    if not 0.0 < test_size < 1.0:
+        raise InvalidInputError(f"test_size must lie in (0, 1), got {test_size!r}")
+    spec = dataset_spec(dataset)
+    if table is None:
+        from fusionlib.data import load
+
+        table = discretise(dataset, load(dataset))
+    missing = [c for c in spec.columns if c not in table.columns]
+    if missing:
+        raise InvalidInputError(f"the {dataset} table lacks columns {missing}; discretise it")
+    table = table[list(spec.columns)]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(table))
+    if max_rows is not None:
+        order = order[:max_rows]
+    n_test = int(round(test_size * len(order)))
+    test = table.iloc[order[:n_test]].reset_index(drop=True)
+    train = table.iloc[order[n_test:]].reset_index(drop=True)
+    return Prepared(dataset, train, test, spec)
+
+
+def planned_sets(spec: DatasetSpec, cfg: ProtocolConfig) -> list[tuple[str, str]]:
+    """``(method, overlap)`` of every synthetic set, in table order (baselines: overlap ``""``)."""
+    unknown = [b for b in cfg.baselines if b not in BASELINES]
+    if unknown:
+        raise InvalidInputError(f"unknown baselines {unknown}; choose from {list(BASELINES)}")
+    return [(m, o) for o in spec.overlaps for m in OUR_METHODS] + [(m, "") for m in cfg.baselines]
+
+
+def synthesize(prep: Prepared, cfg: ProtocolConfig, *, seed: int = 0,
+               progress: bool = False) -> list[SyntheticSet]:
+    """Fit every estimator of every separation plus both baselines; sample ``len(test)`` rows."""
+    from tqdm.auto import tqdm
+
+    n, out, cols = len(prep.test), [], list(prep.test.columns)
+    jobs = planned_sets(prep.spec, cfg)
+    for k, (method, overlap) in enumerate(tqdm(jobs, desc=prep.dataset, disable=not progress)):
+        model = make_estimator(method, cfg, seed=seed + k)
+        if method == "CTGAN":
+            train = prep.train
+            if cfg.ctgan_max_rows is not None and len(train) > cfg.ctgan_max_rows:
+                train = train.sample(cfg.ctgan_max_rows, random_state=seed)
+            model.fit(train)
+        else:
+            internal, external = separate(prep.train, prep.dataset,
+                                             overlap or prep.spec.overlaps[0])
+            model.fit(internal, external)
+        data = model.sample(n, seed=seed + k)[cols].astype(prep.test.dtypes.to_dict())
+        out.append(SyntheticSet(method, overlap, data))
+    return out
+
+
+def fidelity_table(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: ProtocolConfig,
+                   *, seed: int = 0) -> pd.DataFrame:
+    """One row per synthetic set: 1-TVD, CS, DM and ``KL (<attribute>)`` columns.
+
+    With ``cfg.reference`` a last row (method ``"Reference"``) scores a test-sized sample of
+    the *real training rows* the same way: the value a perfect generator would get, i.e. the
+    sampling-noise floor of each metric (not part of the paper's tables).
+    """
+    dm = DiscriminatorMeasure(n_seeds=cfg.dm_seeds, seed=seed, n_estimators=cfg.dm_n_estimators,
+                              max_rows=cfg.dm_max_rows)
+    sets = [(s.method, s.overlap, s.label, s.data) for s in synthetic]
+    if cfg.reference:  # real rows the estimators saw, test-sized: what a perfect generator gets
+        n = min(len(prep.test), len(prep.train))
+        sets.append(("Reference", "", REFERENCE_LABEL,
+                     prep.train.sample(n, random_state=seed).reset_index(drop=True)))
+    rows = []
+    for method, overlap, label, data in sets:
+        row = {"dataset": prep.dataset, "method": method, "overlap": overlap, "label": label,
+               "1-TVD": TVComplement().compute(prep.test, data),
+               "CS": ContingencySimilarity().compute(prep.test, data),
+               "DM": dm.compute(prep.test, data)}
+        for attr in prep.spec.protected:
+            kl = JointKL(attr, prep.spec.label, epsilon=cfg.kl_epsilon)
+            row[f"KL ({attr})"] = kl.compute(prep.test, data)
+        rows.append(row)
+    return pd.DataFrame(rows).assign(status="run", reason="")
+
+
+@dataclass
+class AuditedTree:
+    """The black-box classifier under audit: one-hot encoder + decision tree on ``features``."""
+
+    features: list[str]
+    encoder: object
+    tree: object
+    positive: str
+
+    def predict_favourable(self, df: pd.DataFrame) -> np.ndarray:
+        """Boolean favourable-outcome predictions; ``df`` is encoded with the fitted encoder."""
+        return self.tree.predict(self.encoder.transform(df[self.features].astype(str))) == 1
+
+
+def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protected: Sequence[str],
+                       *, seed: int = 0) -> AuditedTree:
+    """Train the audited tree on the internal table; refuses protected attributes as features."""
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    leaked = [a for a in protected if a in internal.columns]
+    if leaked:
+        raise InvalidInputError(
+            f"the internal table holds protected attributes {leaked}; separate them first")
+    features = [c for c in internal.columns if c != label]
+    encoder = OneHotEncoder(handle_unknown="ignore").fit(internal[features].astype(str))
+    y = (internal[label].astype(str) == str(positive)).to_numpy().astype(int)
+    tree = DecisionTreeClassifier(random_state=seed).fit(
+        encoder.transform(internal[features].astype(str)), y)
+    return AuditedTree(features, encoder, tree, str(positive))
+
+
+def _boot_long(df: pd.DataFrame, tree: AuditedTree, spec: DatasetSpec, n_boot: int,
+               seed: int) -> pd.DataFrame:
+    yhat = tree.predict_favourable(df)
+    y = (df[spec.label].astype(str) == tree.positive).to_numpy()
+    parts = []
+    for j, attr in enumerate(spec.protected):
+        priv = spec.privileged[attr]
+        g = (df[attr].astype(str) == str(priv)).to_numpy()
+        boot = bootstrap_fairness(y, yhat, g, n_boot=n_boot, seed=seed + j)
+        parts.append(boot.rename_axis("boot").reset_index().melt(
+            id_vars="boot", var_name="metric", value_name="value").assign(attribute=attr))
+    return pd.concat(parts, ignore_index=True)
+
+
+def fairness_bootstraps(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: ProtocolConfig,
+                        *, seed: int = 0) -> pd.DataFrame:
+    """Long table of bootstrap fairness metrics for every (tree, source) pair.
+
+    Columns: dataset, tree (the separation whose internal table trained it), source
+    (``"Real test"`` or a synthetic label), kind (real/ours/baseline), method, overlap
+    (``""`` for the real test set and the baselines), attribute, metric, boot, value. Each
+    separation's tree is evaluated on the real test set, on the synthetic sets of that
+    separation, and on the baselines.
+    """
+    spec, parts = prep.spec, []
+    for t, overlap in enumerate(spec.overlaps):
+        internal, _ = separate(prep.train, prep.dataset, overlap)
+        tree = train_audited_tree(internal, spec.label, spec.favourable, list(spec.protected),
+                                  seed=seed)
+        sources = [("Real test", "real", "", "", prep.test)] + [
+            (s.label, "ours" if s.method in OUR_METHODS else "baseline", s.method, s.overlap,
+             s.data) for s in synthetic if s.overlap in ("", overlap)]
+        for k, (name, kind, method, ov, data) in enumerate(sources):
+            long = _boot_long(data, tree, spec, cfg.n_boot, seed=seed + 1000 * t + 10 * k)
+            parts.append(long.assign(dataset=prep.dataset, tree=overlap, source=name,
+                                     kind=kind, method=method, overlap=ov))
+    return pd.concat(parts, ignore_index=True)
+
+
+def table9(boots: pd.DataFrame) -> pd.DataFrame:
+    """``|mean_boot(synthetic) - mean_boot(real)|`` per source, attribute and metric.
+
+    Our methods are compared under the tree of their own separation; the baselines under the
+    tree of the first separation of Table 2 (the paper gives one baseline row per dataset).
+    """
+    rows = []
+    for (dataset, tree, attr), grp in boots.groupby(["dataset", "tree", "attribute"], sort=False):
+        first = tree == boots.loc[boots["dataset"] == dataset, "tree"].iloc[0]
+        wide = {src: g.pivot(index="boot", columns="metric", values="value")
+                for src, g in grp.groupby("source", sort=False)}
+        for src, g in grp.groupby("source", sort=False):
+            kind, method, overlap = g[["kind", "method", "overlap"]].iloc[0]
+            if kind == "real" or (kind == "baseline" and not first):
+                continue
+            diff = bootstrap_mean_difference(wide[src], wide["Real test"])
+            for metric in FAIRNESS_METRICS:
+                rows.append({"dataset": dataset, "method": method, "overlap": overlap,
+                             "label": src, "kind": kind, "tree": tree, "attribute": attr,
+                             "metric": metric, **diff.loc[metric].to_dict()})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class DatasetResult:
+    """Everything one dataset contributes to Tables 3, 7, 8, 9 and Figures 4, 5."""
+
+    dataset: str
+    status: str
+    reason: str = ""
+    fidelity: pd.DataFrame = field(default_factory=pd.DataFrame)
+    boots: pd.DataFrame = field(default_factory=pd.DataFrame)
+    table9: pd.DataFrame = field(default_factory=pd.DataFrame)
+    prepared: Prepared | None = None
+    synthetic: list[SyntheticSet] = field(default_factory=list)
+
+
+def run_dataset(dataset: str, cfg: ProtocolConfig = PAPER_PROTOCOL, *, seed: int = 0,
+                progress: bool = False, table: pd.DataFrame | None = None) -> DatasetResult:
+    """The whole protocol for one dataset; a missing dataset gives ``status="not run"``."""
+    try:
+        prep = prepare(dataset, test_size=cfg.test_size, seed=seed, max_rows=cfg.max_rows,
+                       table=table)
+    except DataUnavailableError as err:
+        return not_run_result(dataset, cfg, f"data unavailable: {err}")
+    synthetic = synthesize(prep, cfg, seed=seed, progress=progress)
+    boots = fairness_bootstraps(prep, synthetic, cfg, seed=seed)
+    t9 = table9(boots).assign(status="run", reason="")
+    return DatasetResult(dataset, "run", "", fidelity_table(prep, synthetic, cfg, seed=seed),
+                         boots, t9, prep, synthetic)
+
+
+def not_run_result(dataset: str, cfg: ProtocolConfig, reason: str) -> DatasetResult:
+    """Placeholder rows (metrics nan) for every planned synthetic set of a dataset not run."""
+    spec = dataset_spec(dataset)
+    sets = [SyntheticSet(m, o, pd.DataFrame()) for m, o in planned_sets(spec, cfg)]
+    fidelity = pd.DataFrame([
+        {"dataset": dataset, "method": s.method, "overlap": s.overlap, "label": s.label,
+         **{k: np.nan for k in ("1-TVD", "CS", "DM", *(f"KL ({a})" for a in spec.protected))}}
+        for s in sets]).assign(status="not run", reason=reason)
+    t9 = pd.DataFrame([
+        {"dataset": dataset, "method": s.method, "overlap": s.overlap, "label": s.label,
+         "kind": "baseline" if s.method in BASELINES
+         else "ours", "tree": s.overlap or spec.overlaps[0], "attribute": a, "metric": m,
+         "abs_diff": np.nan} for s in sets for a in spec.protected for m in FAIRNESS_METRICS])
+    return DatasetResult(dataset, "not run", reason, fidelity, pd.DataFrame(),
+                         t9.assign(status="not run", reason=reason))
+
+
+def run_protocol(datasets: Sequence[str], cfg: ProtocolConfig = PAPER_PROTOCOL, *,
+                 seed: int = 0, progress: bool = False) -> dict[str, DatasetResult]:
+    """:func:`run_dataset` for each dataset, in order."""
+    return {d: run_dataset(d, cfg, seed=seed, progress=progress) for d in datasets}
+
+
+def dcc_matrices(result: DatasetResult, overlap: str) -> dict[str, pd.DataFrame]:
+    """Figure 5: ``|V_syn - V_real|`` for the methods of ``overlap`` and both baselines."""
+    if result.prepared is None:
+        return {}
+    return {s.label: dcc_matrix(result.prepared.test, s.data)
+            for s in result.synthetic if s.overlap in ("", overlap)}
+
