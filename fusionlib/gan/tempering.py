@@ -14,7 +14,6 @@ import torch
 from fusionlib.errors import InvalidInputError
 from fusionlib.gan._validate import (
     check_choice,
-    check_matrix,
     check_positive_int,
     check_probability,
 )
@@ -49,9 +48,13 @@ def sample_alpha(n: int, r: float, generator: torch.Generator, device: str = "cp
     """
     check_positive_int("n", n)
     r = check_probability("r", r)
-    keep = torch.rand(n, generator=generator, device=device) < r
-    uniform = torch.rand(n, generator=generator, device=device)
-    return torch.where(keep, torch.ones_like(uniform), uniform)
+    u = torch.rand(2, n, generator=generator, device=device)
+    return _alpha_from_uniforms(u[0], u[1], r)
+
+
+def _alpha_from_uniforms(keep: torch.Tensor, uniform: torch.Tensor, r: float) -> torch.Tensor:
+    # alpha = 1 where keep < r (probability r), else the uniform draw
+    return torch.where(keep < r, 1.0, uniform)
 
 
 def interpolate(x1: torch.Tensor, x2: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
@@ -61,8 +64,8 @@ def interpolate(x1: torch.Tensor, x2: torch.Tensor, alpha: torch.Tensor) -> torc
             f"shapes do not match: x1 {tuple(x1.shape)}, x2 {tuple(x2.shape)}, "
             f"alpha {tuple(alpha.shape)}; alpha needs one weight per row"
         )
-    a = alpha.unsqueeze(1)
-    return a * x1 + (1.0 - a) * x2
+    # one fused kernel; torch.lerp returns x1 exactly where alpha == 1
+    return torch.lerp(x2, x1, alpha.unsqueeze(1))
 
 
 @dataclass(frozen=True)
@@ -95,38 +98,43 @@ def tempered_minibatch(
 
     The two rows of each pair are drawn independently and uniformly *with replacement* (the
     paper says "randomly choose ... independently"; with replacement keeps pairs i.i.d.).
+    Only the shape of ``x`` is checked here (this runs every iteration); check finiteness once
+    beforehand (the trainer does).
     """
-    check_matrix("x", x)
+    if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[0] < 1:
+        raise InvalidInputError(f"x must be a tensor of shape (N, d) with N >= 1, got "
+                                f"{getattr(x, 'shape', type(x).__name__)}")
     check_positive_int("batch_size", batch_size)
     r = check_probability("r", r)
     dev = x.device
-    idx = torch.randint(x.shape[0], (2, batch_size), generator=generator, device=dev)
-    xa, xb = x[idx[0]], x[idx[1]]
-    alpha1 = sample_alpha(batch_size, r, generator, device=dev)
-    alpha2 = torch.rand(batch_size, generator=generator, device=dev)
-    nu = torch.rand(batch_size, generator=generator, device=dev)
-    q1 = interpolate(xa, xb, alpha1)
-    q2 = interpolate(xa, xb, alpha2)
+    # few, large random draws: this runs every iteration and small ops dominate on a CPU
+    idx = torch.randint(x.shape[0], (2 * batch_size,), generator=generator, device=dev)
+    pairs = x[idx]
+    xa, xb = pairs[:batch_size], pairs[batch_size:]
+    u = torch.rand(4, batch_size, generator=generator, device=dev)
+    alpha1, alpha2, nu = _alpha_from_uniforms(u[0], u[1], r), u[2], u[3]
+    q1 = torch.lerp(xb, xa, alpha1.unsqueeze(1))  # = interpolate(xa, xb, alpha1)
+    q2 = torch.lerp(xb, xa, alpha2.unsqueeze(1))
     return TemperedBatch(
         q1=q1,
         q2=q2,
-        q_tilde=interpolate(q1, q2, nu),
+        q_tilde=torch.lerp(q2, q1, nu.unsqueeze(1)),
         alpha1=alpha1,
         alpha2=alpha2,
         nu=nu,
-        alpha_tilde=nu * alpha1 + (1.0 - nu) * alpha2,
+        alpha_tilde=torch.lerp(alpha2, alpha1, nu),
     )
 
 
-def _base_noise(n: int, dim: int, distribution: str, generator: torch.Generator, device: str):
+def _base_noise(shape: tuple[int, ...], distribution: str, generator: torch.Generator,
+                device: str) -> torch.Tensor:
     if distribution == "normal":
-        return torch.randn(n, dim, generator=generator, device=device)
-    u = torch.rand(n, dim, generator=generator, device=device) * 2.0 - 1.0
+        return torch.randn(shape, generator=generator, device=device)
+    u = torch.empty(shape, device=device).uniform_(-1.0, 1.0, generator=generator)
     if distribution == "uniform":
         return u
     # "uniform_sign": Appendix C.2 / Figure 11: first coordinate U(-1, 1), the rest U{-1, 1}
-    u[:, 1:] = torch.sign(u[:, 1:])
-    u[:, 1:][u[:, 1:] == 0] = 1.0
+    u[..., 1:] = torch.where(u[..., 1:] < 0, -1.0, 1.0)
     return u
 
 
@@ -153,13 +161,12 @@ def reference_noise(
     check_positive_int("n", n)
     check_positive_int("latent_dim", latent_dim)
     check_choice("noise distribution", distribution, NOISE_DISTRIBUTIONS)
-    z1 = _base_noise(n, latent_dim, distribution, generator, device)
     if not interpolated:
-        return z1
+        return _base_noise((n, latent_dim), distribution, generator, device)
     if alpha is None or alpha.shape != (n,):
         raise InvalidInputError("interpolated noise needs alpha of shape (n,); pass alpha=...")
-    z2 = _base_noise(n, latent_dim, distribution, generator, device)
-    return interpolate(z1, z2, alpha)
+    z = _base_noise((2, n, latent_dim), distribution, generator, device)  # Z1 = z[0], Z2 = z[1]
+    return torch.lerp(z[1], z[0], alpha.unsqueeze(1))
 
 
 def mixup_batch(

@@ -1,0 +1,126 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from fusionlib.errors import InvalidInputError, NotFittedError
+from fusionlib.gan.config import METHODS, default_config
+from fusionlib.gan.networks import tabular_networks, toy_networks
+from fusionlib.gan.trainer import GANTrainer
+
+DATA = np.random.default_rng(0).normal(size=(300, 2)).astype(np.float32)
+
+
+def make(method: str = "pt+cp", seed: int = 0, net_seed: int = 0, **kw) -> GANTrainer:
+    cfg = default_config(method, batch_size=32)
+    g, c = toy_networks("small", conditional=cfg.conditional, seed=net_seed)
+    return GANTrainer(cfg, g, c, seed=seed, log_every=1, **kw)
+
+
+def weights(tr: GANTrainer) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in (*tr.generator.parameters(), *tr.critic.parameters())]
+
+
+def same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_trains_with_finite_losses(method):
+    tr = make(method).fit(DATA, 5)
+    assert tr.iteration_ == 5 and len(tr.history_) == 5
+    assert all(math.isfinite(v) for h in tr.history_ for v in h.values())
+    assert torch.isfinite(tr.sample(20)).all()
+
+
+def test_same_seed_same_result_other_seed_different():
+    a, b, c = make(seed=1).fit(DATA, 15), make(seed=1).fit(DATA, 15), make(seed=2).fit(DATA, 15)
+    assert same(weights(a), weights(b))
+    assert not same(weights(a), weights(c))
+    assert torch.equal(a.sample(10, seed=3), b.sample(10, seed=3))
+
+
+def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    make(checkpoint_path=path, checkpoint_every=5).fit(DATA, 10)  # "interrupted" after 10
+    resumed = make(checkpoint_path=path).fit(DATA, 20)  # fresh process: new nets, same settings
+    straight = make().fit(DATA, 20)
+    assert same(weights(resumed), weights(straight))
+    assert resumed.history_ == straight.history_
+
+
+def test_fit_continues_an_in_memory_run_bitwise():
+    tr = make().fit(DATA, 8)
+    tr.fit(DATA, 16)
+    assert same(weights(tr), weights(make().fit(DATA, 16)))
+
+
+def test_resume_refuses_other_hyperparameters(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    make(checkpoint_path=path).fit(DATA, 3)
+    cfg = default_config("pt+cp", batch_size=32, penalty_weight=10.0)
+    g, c = toy_networks("small", conditional=True, seed=0)
+    with pytest.raises(InvalidInputError, match="config"):
+        GANTrainer(cfg, g, c, seed=0, checkpoint_path=path).fit(DATA, 6)
+    with pytest.raises(InvalidInputError, match="seed"):
+        make(seed=9, checkpoint_path=path).fit(DATA, 6)
+
+
+def test_checkpoint_file_is_complete_after_fit(tmp_path):
+    path = tmp_path / "sub" / "ckpt.pt"
+    make(checkpoint_path=path).fit(DATA, 4)
+    state = torch.load(path, weights_only=True)
+    assert state["iteration"] == 4 and not list(path.parent.glob(".*tmp"))
+
+
+def test_sampling_does_not_change_training():
+    a = make().fit(DATA, 6)
+    a.sample(50, alpha=0.5, seed=1)
+    a.fit(DATA, 12)
+    assert same(weights(a), weights(make().fit(DATA, 12)))
+
+
+def test_callbacks_run_at_requested_iterations():
+    seen = []
+    make().fit(DATA, 10, callback=lambda tr, it: seen.append((it, tr.iteration_)),
+               callback_at=(1, 5, 10, 99))
+    assert seen == [(1, 1), (5, 5), (10, 10)]
+
+
+def test_thread_setting_is_restored():
+    before = torch.get_num_threads()
+    make(n_threads=1).fit(DATA, 2)
+    assert torch.get_num_threads() == before
+
+
+def test_batch_norm_generator_trains_and_samples_in_eval_mode():
+    cfg = default_config("pt+cp", r=0.5, latent_dim=16, batch_size=16)
+    g, c = tabular_networks(6, conditional=True, seed=0)
+    data = np.random.default_rng(1).uniform(-1, 1, size=(100, 6))
+    tr = GANTrainer(cfg, g, c, seed=0).fit(data, 3)
+    assert tr.generator.training
+    assert torch.equal(tr.sample(7, seed=1), tr.sample(7, seed=1))
+
+
+def test_sample_before_fit_raises():
+    with pytest.raises(NotFittedError, match="fit"):
+        make().sample(5)
+
+
+def test_unconditional_generator_cannot_sample_tempered_levels():
+    with pytest.raises(InvalidInputError, match="alpha = 1"):
+        make("gp").fit(DATA, 1).sample(5, alpha=0.5)
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(InvalidInputError, match="NaN"):
+        make().fit(np.array([[0.0, np.nan]]), 2)
+    with pytest.raises(InvalidInputError, match="n_iter"):
+        make().fit(DATA, 0)
+    cfg = default_config("pt+cp")
+    g, c = toy_networks("small", conditional=False, seed=0)
+    with pytest.raises(InvalidInputError, match="conditional"):
+        GANTrainer(cfg, g, c, seed=0).fit(DATA, 1)
+    with pytest.raises(InvalidInputError, match="checkpoint_path"):
+        make().fit(DATA, 1).save_checkpoint()
