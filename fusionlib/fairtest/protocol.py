@@ -156,7 +156,7 @@ def planned_sets(spec: DatasetSpec, cfg: ProtocolConfig) -> list[tuple[str, str]
 def synthesize(prep: Prepared, cfg: ProtocolConfig, *, seed: int = 0,
                progress: bool = False) -> list[SyntheticSet]:
     """Fit every estimator of every separation plus both baselines; sample ``len(test)`` rows."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     n, out, cols = len(prep.test), [], list(prep.test.columns)
     jobs = planned_sets(prep.spec, cfg)

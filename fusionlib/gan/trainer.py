@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.gan._validate import check_matrix, check_positive_int, check_probability
