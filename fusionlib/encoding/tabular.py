@@ -42,7 +42,7 @@ class TabularEncoder:
         self.discrete_columns = discrete_columns
 
     # ---------------------------------------------------------------- fit
-    def fit(self, df: pd.DataFrame) -> "TabularEncoder":
+    def fit(self, df: pd.DataFrame) -> TabularEncoder:
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"fit expects a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
@@ -134,7 +134,8 @@ class TabularEncoder:
         for span in self.spans_:
             if span.kind == "continuous":
                 lo, hi = self.ranges_[span.column]
-                values = (np.clip(x[:, span.start], -1.0, 1.0) + 1.0) / 2.0 * ((hi - lo) or 1.0) + lo
+                unit = (np.clip(x[:, span.start], -1.0, 1.0) + 1.0) / 2.0
+                values = unit * ((hi - lo) or 1.0) + lo
                 if pd.api.types.is_integer_dtype(self.dtypes_[span.column]):
                     values = np.rint(values)
                 data[span.column] = values.astype(self.dtypes_[span.column])
