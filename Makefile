@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
 
-.PHONY: help env data notebooks book test bench clean check-scale
+.PHONY: help env data notebooks book test lint bench clean check-scale
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -43,7 +43,10 @@ book: notebooks  ## execute changed notebooks at SCALE, then build the HTML stri
 	$(VENV)/bin/jupyter-book build . --builder html --all --warningiserror --nitpick --keep-going
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
 
-test: env data  ## unit tests + every notebook at smoke scale
+lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
+	$(VENV)/bin/ruff check fusionlib tests benchmarks
+
+test: env data lint  ## lint + unit tests + every notebook at smoke scale
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
