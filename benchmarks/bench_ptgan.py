@@ -46,7 +46,7 @@ def make_trainer(label: str, seed: int = 0) -> GANTrainer:
 
 def measure(rounds: int, iters: int, data: np.ndarray) -> dict:
     trainers = {(lab, th): make_trainer(lab) for lab in VARIANTS for th in THREADS}
-    for (lab, th), tr in trainers.items():  # warm-up: allocator, fused kernels, first jit
+    for (_lab, th), tr in trainers.items():  # warm-up: allocator, fused kernels, first jit
         tr.n_threads = th
         tr.fit(data, 10)
     times: dict = {key: [] for key in trainers}
@@ -68,7 +68,7 @@ def summarise(times: dict) -> dict:
             "it_per_s_median": 1.0 / med, "ms_per_it_median": 1e3 * med,
             "ms_per_it_min": 1e3 * min(ts), "ms_per_it_max": 1e3 * max(ts), "rounds": len(ts)}
     for th in THREADS:
-        ratios = sorted(a / b for a, b in zip(times[("pt+cp", th)], times[("mp", th)]))
+        ratios = sorted(a / b for a, b in zip(times[("pt+cp", th)], times[("mp", th)], strict=True))
         q = np.quantile(ratios, [0.25, 0.5, 0.75])
         out.setdefault("ratio_ptcp_over_mp", {})[f"threads_{th}"] = {
             "median": float(q[1]), "q25": float(q[0]), "q75": float(q[2]),

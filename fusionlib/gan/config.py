@@ -76,9 +76,12 @@ class GANConfig:
         check_probability("r", self.r)
         for name in ("latent_dim", "batch_size", "n_critic"):
             check_positive_int(name, getattr(self, name))
-        for name in ("penalty_weight", "lr_d", "lr_g", "mixup_a", "mixup_b"):
-            if not float(getattr(self, name)) >= 0.0:
-                raise InvalidInputError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not float(self.penalty_weight) >= 0.0:
+            raise InvalidInputError(f"penalty_weight must be >= 0, got {self.penalty_weight}")
+        for name in ("lr_d", "lr_g", "mixup_a", "mixup_b"):
+            # a zero learning rate freezes a network; Beta(a, b) needs a, b > 0
+            if not float(getattr(self, name)) > 0.0:
+                raise InvalidInputError(f"{name} must be > 0, got {getattr(self, name)}")
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
             raise InvalidInputError(f"betas must be two numbers in [0, 1), got {self.betas}")
         self._check_consistency()
@@ -94,6 +97,10 @@ class GANConfig:
             raise InvalidInputError(
                 "Mixup GAN uses the soft-label 'js' loss, no penalty and r = 1; "
                 "set loss='js', penalty='none', r=1.0")
+        if self.mixup and self.conditional:
+            raise InvalidInputError(
+                "Mixup GAN has no temperature input (its critic sees mixed points without "
+                "t(alpha)); set conditional=False")
 
     @property
     def tempered(self) -> bool:

@@ -110,7 +110,7 @@ class Critic(nn.Module):
         check_positive_int("in_dim", in_dim)
         widths = (in_dim + int(conditional), *_hidden(hidden))
         layers: list[nn.Module] = []
-        for n_in, n_out in zip(widths[:-1], widths[1:]):
+        for n_in, n_out in zip(widths[:-1], widths[1:], strict=True):
             layers += [_linear(n_in, n_out, spectral_norm), nn.ReLU()]
         layers.append(_linear(widths[-1], 1, spectral_norm))
         self.net = nn.Sequential(*layers)
@@ -150,7 +150,7 @@ class Generator(nn.Module):
         check_positive_int("out_dim", out_dim)
         widths = (latent_dim + int(conditional), *_hidden(hidden))
         layers: list[nn.Module] = []
-        for n_in, n_out in zip(widths[:-1], widths[1:]):
+        for n_in, n_out in zip(widths[:-1], widths[1:], strict=True):
             layers.append(_linear(n_in, n_out, False))
             if batch_norm:
                 layers.append(nn.BatchNorm1d(n_out))

@@ -113,6 +113,10 @@ def wasserstein1(a: np.ndarray, b: np.ndarray) -> float:
 
     ``a`` (n, d) or (n,), ``b`` (m, d) or (m,); Euclidean ground cost; solved with POT's network
     simplex ``ot.emd2``. Cost O(n m) memory: keep n, m at a few thousand.
+
+    Non-finite input: if either sample contains NaN or an infinite entry (a diverged generator),
+    the distance is ``inf`` rather than an error, so a training curve records the divergence
+    and the run goes on; ``np.log`` of it is ``inf`` too.
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     a = a[:, None] if a.ndim == 1 else a

@@ -121,18 +121,25 @@ class GANTrainer:
 
     # ------------------------------------------------------------------ training
     def fit(self, data: torch.Tensor | np.ndarray, n_iter: int, *,
-            callback: Callback | None = None, callback_at: Iterable[int] = ()) -> "GANTrainer":
+            callback: Callback | None = None, callback_at: Iterable[int] = ()) -> GANTrainer:
         """Train until ``n_iter`` iterations in total (continuing a fitted or checkpointed run).
 
         ``callback(trainer, iteration)`` runs after each iteration listed in ``callback_at``
         (1-based). Callbacks must not draw from ``trainer.rng_`` (use ``sample(seed=...)``).
+        A fitted trainer only continues on the data it was fitted on; other data raise
+        :class:`~fusionlib.errors.InvalidInputError` (build a new trainer for them).
         """
         data = torch.as_tensor(data, dtype=torch.float32).to(self.device)
         self._validate(data)
         check_positive_int("n_iter", n_iter)
-        if not hasattr(self, "iteration_") or _fingerprint(data) != self._data_sha:
+        if not hasattr(self, "iteration_"):
             self._setup(data)
             self._maybe_resume()
+        elif _fingerprint(data) != self._data_sha:
+            raise InvalidInputError(
+                f"this trainer was fitted on other data (it is at iteration {self.iteration_}); "
+                "fit continues a run on the same data only. Build a new GANTrainer (with fresh "
+                "networks) to train on these data")
         at = set(callback_at)
         with _threads(self.n_threads):
             bar = tqdm(total=n_iter, initial=self.iteration_, disable=not self.progress,

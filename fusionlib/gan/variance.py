@@ -52,7 +52,8 @@ BatchDraw = Callable[
 def _check_pair(real: torch.Tensor, fake: torch.Tensor) -> None:
     for name, t in (("real", real), ("fake", fake)):
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor of shape (n, d), got {type(t).__name__}")
+            raise TypeError(
+                f"{name} must be a torch.Tensor of shape (n, d), got {type(t).__name__}")
         if t.ndim != 2:
             raise InvalidInputError(
                 f"{name} must have shape (n, d); got {tuple(t.shape)} (reshape 1-D data to (n, 1))"
@@ -71,7 +72,8 @@ def _check_pair(real: torch.Tensor, fake: torch.Tensor) -> None:
 def last_layer_parameter_names(critic: torch.nn.Module) -> list[str]:
     """Names of the last :class:`torch.nn.Linear` layer's weight (and bias), ``w_d`` in the paper.
 
-    Proposition 2 bounds the gradient covariance of this layer only.
+    Proposition 2 bounds the gradient covariance of this layer only. A spectral-normalised
+    layer's weight is the parameter ``parametrizations.weight.original``.
     """
     last = None
     for name, module in critic.named_modules():
@@ -81,7 +83,7 @@ def last_layer_parameter_names(critic: torch.nn.Module) -> list[str]:
         raise InvalidInputError("critic has no nn.Linear layer; pass param_names explicitly")
     prefix = f"{last}." if last else ""
     return [n for n, _ in critic.named_parameters() if n.startswith(prefix)
-            and n[len(prefix):] in ("weight", "bias")]
+            and n[len(prefix):] in ("weight", "bias", "parametrizations.weight.original")]
 
 
 def _select_params(

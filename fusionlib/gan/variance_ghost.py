@@ -14,8 +14,6 @@ not interact (no batch norm in the critic); the tests compare it with the ``vmap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 from torch import nn
 

@@ -19,11 +19,16 @@ Algorithm 3 instead feeds the fake row ``i`` the same ``alpha_i`` as the real ro
 zero and the ``Var(alpha)`` term drops out. Both are implemented and checked.
 
 Note on the stated sufficient condition. SM A.3 says the tempered variance is the smaller one
-"for any r if tr Cov(X) + tr Cov(Y) >= 3 Var(alpha)". From the identity with ``n_b = m_b``,
-the reduction holds iff ``(1 - r)/3 (tr Cov X + tr Cov Y) >= 2 Var(alpha)``; since
-``Var(alpha) = (1 - r)(1/3 - (1 - r)/4)``, this is ``tr Cov X + tr Cov Y >= 1/2 + 3r/2`` for
-``r < 1`` (:func:`reduction_threshold`). The paper's condition is weaker and does not suffice
-(e.g. ``r = 0.99`` needs 1.985 where the paper asks for 0.0297); see the notebook.
+"for any r if tr Cov(X) + tr Cov(Y) >= 3 Var(alpha)". The proof's last display (SM B.9) is the
+identity's difference, with ``n_b = m_b = n``
+
+    tempered - untempered = -(1 - r)/3 (tr Cov X + tr Cov Y)/n + 2 Var(alpha)/n,
+
+so the reduction holds iff ``tr Cov X + tr Cov Y >= 6 Var(alpha)/(1 - r)``. The printed
+condition loses both the factor ``(1 - r)`` and the factor 2 of ``1/n_b + 1/m_b = 2/n``. Since
+``Var(alpha) = (1 - r)(1/3 - (1 - r)/4)``, the exact threshold is ``1/2 + 3r/2`` for ``r < 1``
+(:func:`reduction_threshold`), while the printed one, ``3 Var(alpha)``, is at most 1/3 (e.g. at
+``r = 0.99`` it asks for ``3 Var(alpha) = 0.0099`` where 1.985 is needed); see the notebook.
 """
 
 from __future__ import annotations
@@ -107,7 +112,8 @@ def prop5_closed_form(
 def reduction_threshold(r: float) -> float:
     """Smallest ``tr Cov X + tr Cov Y`` for which tempering lowers the variance (n_b = m_b).
 
-    ``1/2 + 3r/2`` for ``r < 1`` with independent alphas (at r = 1 both sides are equal).
+    ``6 Var(alpha)/(1 - r) = 1/2 + 3r/2`` for ``r < 1`` with independent alphas (at r = 1 both
+    sides are equal and nan is returned).
     """
     r = check_probability("r", r)
     if r == 1.0:

@@ -48,7 +48,12 @@ class VarianceCallback:
     data:
         The training data (N, d) as given to ``fit``.
     seed:
-        Seed of the callback's own minibatch generator.
+        Seed of the callback's own minibatch generator (created on ``trainer.device`` at the
+        first call).
+
+    Both networks are evaluated in eval mode (batch-norm running statistics, no spectral-norm
+    power iteration), so a measurement changes no buffer, and their previous modes are restored
+    afterwards: training with the callback gives bitwise the same result as without it.
 
     After training, :attr:`records_` holds one dict per call with ``iteration``, ``loss_mean``
     (mean over the minibatch of ``D(q_i, t_i) - D(G(z_i, t_i), t_i)``), ``grad_var`` (all critic
@@ -58,27 +63,51 @@ class VarianceCallback:
     def __init__(self, data: torch.Tensor | np.ndarray, *, seed: int) -> None:
         self.data = torch.as_tensor(data, dtype=torch.float32)
         self.seed = seed
-        self._gen = torch.Generator().manual_seed(int(seed))
+        self._gen: torch.Generator | None = None
         self.records_: list[dict] = []
+
+    def _generator(self, device: str) -> torch.Generator:
+        # random draws must come from a generator on the device the tensors live on
+        if self._gen is None:
+            self._gen = torch.Generator(device=device).manual_seed(int(self.seed))
+        return self._gen
 
     def __call__(self, trainer: GANTrainer, iteration: int) -> None:
         cfg: GANConfig = trainer.config
-        inputs = draw_step_inputs(self.data.to(trainer.device), cfg, self._gen)
+        inputs = draw_step_inputs(self.data.to(trainer.device), cfg,
+                                  self._generator(trainer.device))
         t = temperature(inputs.alpha) if cfg.conditional else None
-        with torch.no_grad():
-            fake = trainer.generator(inputs.z, t) if t is not None else trainer.generator(inputs.z)
-            both = torch.cat([inputs.real, fake])
-            scores = trainer.critic(both) if t is None else trainer.critic(both, torch.cat([t, t]))
+        with _eval_mode(trainer.generator, trainer.critic):
+            with torch.no_grad():
+                gen = trainer.generator
+                fake = gen(inputs.z, t) if t is not None else gen(inputs.z)
+                both = torch.cat([inputs.real, fake])
+                scores = (trainer.critic(both) if t is None
+                          else trainer.critic(both, torch.cat([t, t])))
+            groups = {"grad_var": None,
+                      "grad_var_last": last_layer_parameter_names(trainer.critic)}
+            out = critic_gradient_variances(trainer.critic, inputs.real, fake, groups,
+                                            real_alpha=t, fake_alpha=t)
         n = inputs.real.shape[0]
-        groups = {"grad_var": None, "grad_var_last": last_layer_parameter_names(trainer.critic)}
-        out = critic_gradient_variances(trainer.critic, inputs.real, fake, groups,
-                                        real_alpha=t, fake_alpha=t)
         self.records_.append({"iteration": iteration,
                               "loss_mean": float((scores[:n] - scores[n:]).mean()), **out})
 
     def frame(self) -> pd.DataFrame:
         """The records as a DataFrame."""
         return pd.DataFrame(self.records_)
+
+
+@contextmanager
+def _eval_mode(*modules: torch.nn.Module) -> Iterator[None]:
+    """Put ``modules`` in eval mode, restoring each one's previous mode on exit."""
+    modes = [m.training for m in modules]
+    for m in modules:
+        m.eval()
+    try:
+        yield
+    finally:
+        for m, mode in zip(modules, modes, strict=True):
+            m.train(mode)
 
 
 @contextmanager
@@ -121,6 +150,7 @@ def noisy_training_run(
     size: str = "small",
     n_data: int = 10_000,
     n_eval: int = 500,
+    device: str = "cpu",
 ) -> pd.DataFrame:
     """Train on the 8-Gaussian ring with gradient noise ``sigma`` on the critic (Figure 8).
 
@@ -139,6 +169,8 @@ def noisy_training_run(
         Toy network size (``"paper"``: 4 x 256, ``"small"``: 2 x 64).
     n_data, n_eval:
         Training-set size, and the sample size of each W1 evaluation (exact OT, O(n_eval^2)).
+    device:
+        Torch device of training (bitwise reproducible on CPU only).
 
     Returns
     -------
@@ -156,7 +188,7 @@ def noisy_training_run(
         fake = trainer.sample(n_eval, seed=seed * 7_919 + iteration).numpy()
         rows.append({"iteration": iteration, "w1": wasserstein1(reference, fake)})
 
-    trainer = GANTrainer(config, gen_net, critic, seed=seed)
+    trainer = GANTrainer(config, gen_net, critic, seed=seed, device=device)
     with gradient_noise(critic, sigma, seed + 7):
         trainer.fit(data, n_iter, callback=evaluate, callback_at=eval_at)
     frame = pd.DataFrame(rows, columns=["iteration", "w1"])
@@ -172,9 +204,12 @@ def variance_training_run(
     measure_at: Sequence[int],
     size: str = "small",
     n_data: int = 10_000,
+    device: str = "cpu",
 ) -> pd.DataFrame:
     """Train on the 8-Gaussian ring and record the critic's gradient variance at ``measure_at``.
 
+    ``seed`` seeds the networks, the data, the training stream and the measurements; ``device``
+    is the torch device of training and measurement (bitwise reproducible on CPU only).
     Returns the :class:`VarianceCallback` records with the columns ``r`` and ``seed`` added.
     """
     check_positive_int("n_iter", n_iter)
@@ -182,8 +217,8 @@ def variance_training_run(
                                    latent_dim=config.latent_dim)
     data = _ring_data(n_data, seed)
     callback = VarianceCallback(data, seed=seed + 13)
-    GANTrainer(config, gen_net, critic, seed=seed).fit(data, n_iter, callback=callback,
-                                                       callback_at=measure_at)
+    trainer = GANTrainer(config, gen_net, critic, seed=seed, device=device)
+    trainer.fit(data, n_iter, callback=callback, callback_at=measure_at)
     frame = callback.frame()
     frame["r"], frame["seed"] = float(config.r), int(seed)
     return frame

@@ -62,6 +62,26 @@ def test_bad_fields_raise(field, value, match):
         default_config("pt+gp", **{field: value})
 
 
+@pytest.mark.parametrize("field", ["lr_d", "lr_g"])
+@pytest.mark.parametrize("value", [0.0, -1e-4])
+def test_non_positive_learning_rate_raises(field, value):
+    with pytest.raises(InvalidInputError, match=f"{field} must be > 0"):
+        default_config("pt+cp", **{field: value})
+
+
+@pytest.mark.parametrize("field", ["mixup_a", "mixup_b"])
+@pytest.mark.parametrize("value", [0.0, -0.2])
+def test_non_positive_mixup_beta_parameter_raises(field, value):
+    with pytest.raises(InvalidInputError, match=f"{field} must be > 0"):
+        default_config("mixup", **{field: value})
+
+
+def test_conditional_mixup_is_rejected():
+    with pytest.raises(InvalidInputError, match="Mixup GAN has no temperature input.*"
+                                                "conditional=False"):
+        default_config("mixup", conditional=True)
+
+
 def test_to_dict_round_trip():
     cfg = default_config("pt+gp")
     assert GANConfig(**cfg.to_dict()) == cfg

@@ -31,7 +31,7 @@ def test_temperature_input_changes_the_output():
 
 def test_same_seed_same_init_other_seed_different():
     a, b, c = (Critic(3, (16, 16), seed=s) for s in (5, 5, 6))
-    for pa, pb in zip(a.parameters(), b.parameters()):
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
         assert torch.equal(pa, pb)
     assert not torch.equal(next(a.parameters()), next(c.parameters()))
 

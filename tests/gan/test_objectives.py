@@ -10,7 +10,18 @@ from fusionlib.gan.objectives import (
     draw_step_inputs,
     generator_objective,
 )
-from fusionlib.gan.tempering import TemperedBatch, temperature
+from fusionlib.gan.tempering import TemperedBatch, temperature, tempered_minibatch
+
+
+class InteractingCritic(torch.nn.Module):
+    """D(x, t) = (w . x)(1 + t): grad_x D = w (1 + t) depends on the temperature input."""
+
+    def __init__(self, w: list[float]) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor(w))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return (x @ self.w) * (1.0 + t)
 
 
 def hand_inputs() -> StepInputs:
@@ -34,6 +45,34 @@ def test_ptgan_critic_objective_by_hand(linear_critic):
     assert parts["d_loss"].item() == pytest.approx(-3.5)
     assert parts["penalty"].item() == pytest.approx(9.0)
     assert total.item() == pytest.approx(-3.5 + 100 * 9.0)
+
+
+@pytest.mark.parametrize("mode", ["double_backward", "jvp"])
+def test_coherency_penalty_is_taken_at_alpha_tilde(mode):
+    # D(x, t) = (w . x)(1 + t), w = (3, 4): the penalty is mean(((1 + t_i) w . (q1 - q2)_i)^2)
+    # w . (q1 - q2) = w . (1, 0) = 3 and w . (-1, 0) = -3
+    # at alpha~ = (0.6, 0.6): t = 1 - 2|0.6 - 0.5| = 0.8 -> (1.8 * 3)^2 = 29.16 in both rows
+    # (alpha1 = (1, 0.5) would give t = (0, 1): mean(9, 36) = 22.5;
+    #  alpha2 = (0.2, 0.7) would give t = (0.4, 0.6): mean(17.64, 23.04) = 20.34)
+    cfg = default_config("pt+cp", cp_mode=mode)
+    _, parts = critic_objective(InteractingCritic([3.0, 4.0]), torch.zeros(2, 2), hand_inputs(),
+                                cfg, torch.Generator().manual_seed(0))
+    assert parts["penalty"].item() == pytest.approx(29.16, rel=1e-6)
+
+
+def test_interpolated_noise_generator_input_is_z_alpha1():
+    # replay the random stream: Algorithm 1 batch first, then the two uniform noise draws
+    data = torch.randn(40, 2, generator=torch.Generator().manual_seed(5))
+    cfg = default_config("pt+cp", batch_size=16, r=0.5)
+    inp = draw_step_inputs(data, cfg, torch.Generator().manual_seed(1))
+    replay = torch.Generator().manual_seed(1)
+    tb = tempered_minibatch(data, 16, 0.5, replay)
+    z1, z2 = torch.empty(2, 16, cfg.latent_dim).uniform_(-1.0, 1.0, generator=replay)
+    a1, at = tb.alpha1[:, None], tb.alpha_tilde[:, None]
+    torch.testing.assert_close(inp.z, a1 * z1 + (1 - a1) * z2)
+    assert not torch.allclose(inp.z, at * z1 + (1 - at) * z2)
+    ones = tb.alpha1 == 1.0
+    assert 0 < int(ones.sum()) < 16 and torch.equal(inp.z[ones], z1[ones])  # Z^1 = Z1 exactly
 
 
 def test_generator_objective_by_hand(linear_critic):

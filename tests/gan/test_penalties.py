@@ -73,7 +73,7 @@ def test_jvp_and_double_backward_coherency_penalties_agree():
     params = list(critic.parameters())
     ga = torch.autograd.grad(a, params, allow_unused=True, materialize_grads=True)
     gb = torch.autograd.grad(b, params, allow_unused=True, materialize_grads=True)
-    for x, y in zip(ga, gb):
+    for x, y in zip(ga, gb, strict=True):
         assert_close(x, y, rtol=1e-5, atol=1e-7)
 
 

@@ -35,6 +35,7 @@ def test_samplers_are_seeded():
     assert np.array_equal(sample_ring(10, 1), sample_ring(10, 1))
     assert not np.array_equal(sample_ring(10, 1), sample_ring(10, 2))
     assert np.array_equal(sample_mixture_1d(10, 1), sample_mixture_1d(10, 1))
+    assert not np.array_equal(sample_mixture_1d(10, 1), sample_mixture_1d(10, 2))
     assert not np.array_equal(tempered_sample(CENTERS, 10, 1), tempered_sample(CENTERS, 10, 2))
 
 
@@ -103,3 +104,12 @@ def test_wasserstein1_grows_with_shift():
 def test_wasserstein1_dimension_mismatch_raises():
     with pytest.raises(InvalidInputError, match="equal dimension"):
         wasserstein1(np.zeros((3, 2)), np.zeros((3, 3)))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_wasserstein1_of_non_finite_sample_is_infinite(bad):
+    a = sample_ring(20, 0)
+    b = a.copy()
+    b[3, 1] = bad
+    assert wasserstein1(a, b) == np.inf
+    assert wasserstein1(b, a) == np.inf

@@ -23,7 +23,7 @@ def weights(tr: GANTrainer) -> list[torch.Tensor]:
 
 
 def same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
-    return all(torch.equal(x, y) for x, y in zip(a, b))
+    return all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -41,13 +41,37 @@ def test_same_seed_same_result_other_seed_different():
     assert torch.equal(a.sample(10, seed=3), b.sample(10, seed=3))
 
 
+class Interrupted(Exception):
+    """Raised by a callback to simulate a crash in the middle of training."""
+
+
+def crash(trainer: GANTrainer, iteration: int) -> None:
+    raise Interrupted(iteration)
+
+
 def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
     path = tmp_path / "ckpt.pt"
-    make(checkpoint_path=path, checkpoint_every=5).fit(DATA, 10)  # "interrupted" after 10
-    resumed = make(checkpoint_path=path).fit(DATA, 20)  # fresh process: new nets, same settings
+    # checkpoints at 5 and 10; the run "crashes" after iteration 12, between two checkpoints
+    with pytest.raises(Interrupted):
+        make(checkpoint_path=path, checkpoint_every=5).fit(DATA, 20, callback=crash,
+                                                           callback_at=(12,))
+    assert torch.load(path, weights_only=True)["iteration"] == 10
+    # a fresh process: networks with ANOTHER init seed, so only a real resume can match
+    executed: list[int] = []
+    resumed = make(net_seed=123, checkpoint_path=path, checkpoint_every=5).fit(
+        DATA, 20, callback=lambda tr, it: executed.append(it), callback_at=range(1, 21))
     straight = make().fit(DATA, 20)
+    assert executed == list(range(11, 21))  # the first iteration run is checkpoint + 1
     assert same(weights(resumed), weights(straight))
     assert resumed.history_ == straight.history_
+    assert [h["iteration"] for h in resumed.history_] == list(range(1, 21))
+
+
+def test_fit_on_other_data_after_fitting_raises():
+    tr = make().fit(DATA, 3)
+    with pytest.raises(InvalidInputError, match="other data.*new GANTrainer"):
+        tr.fit(DATA[::-1].copy(), 6)
+    assert tr.iteration_ == 3  # nothing was reset
 
 
 def test_fit_continues_an_in_memory_run_bitwise():
@@ -72,6 +96,12 @@ def test_checkpoint_file_is_complete_after_fit(tmp_path):
     make(checkpoint_path=path).fit(DATA, 4)
     state = torch.load(path, weights_only=True)
     assert state["iteration"] == 4 and not list(path.parent.glob(".*tmp"))
+
+
+def test_sample_same_seed_same_points_other_seed_other():
+    tr = make().fit(DATA, 3)
+    assert torch.equal(tr.sample(10, alpha=0.7, seed=3), tr.sample(10, alpha=0.7, seed=3))
+    assert not torch.equal(tr.sample(10, alpha=0.7, seed=3), tr.sample(10, alpha=0.7, seed=4))
 
 
 def test_sampling_does_not_change_training():

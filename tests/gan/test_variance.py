@@ -129,7 +129,8 @@ def test_per_sample_gradients_match_explicit_autograd_loop():
     got = per_sample_gradients(critic, real, fake)
     for i in range(5):
         loss = critic(real[i : i + 1]).sum() - critic(fake[i : i + 1]).sum()
-        row = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, list(critic.parameters()))])
+        grads = torch.autograd.grad(loss, list(critic.parameters()))
+        row = torch.cat([g.reshape(-1) for g in grads])
         assert_allclose(got[i].numpy(), row.numpy(), rtol=1e-5, atol=1e-6)
 
 
