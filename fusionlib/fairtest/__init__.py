@@ -1,9 +1,12 @@
 """Fairness testing from separate datasets (seed 002).
 
 Data (Appendix B, Table 2) and joint-distribution estimators (Section 3.1, Appendix A) live
-here; the fidelity metrics, fairness metrics and the experimental protocol are in the
-submodules :mod:`fusionlib.fairtest.metrics`, :mod:`fusionlib.fairtest.fairness` and
-:mod:`fusionlib.fairtest.protocol` (import them from there).
+here; the rest is in submodules (import it from there): fidelity metrics
+(:mod:`fusionlib.fairtest.metrics`), association measures (:mod:`fusionlib.fairtest.association`),
+fairness metrics (:mod:`fusionlib.fairtest.fairness`), the experimental protocol
+(:mod:`fusionlib.fairtest.protocol`), the audited classifier and Table 9
+(:mod:`fusionlib.fairtest.audit`) and the notebook's summaries
+(:mod:`fusionlib.fairtest.reporting`).
 """
 
 from fusionlib.fairtest.discretise import DATASETS, VALUES, discretise

@@ -78,6 +78,11 @@ def _binary(name: str, values: Any) -> np.ndarray:
         raise InvalidInputError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.dtype == bool:
         return arr.astype(np.int64)
+    n_missing = int(pd.isna(arr).sum())
+    if n_missing:
+        raise InvalidInputError(
+            f"{name} has {n_missing} missing values (NaN/None); drop those rows from all three "
+            "arrays (or impute them) before computing fairness metrics")
     if not np.isin(arr, [0, 1]).all():
         raise InvalidInputError(
             f"{name} must be binary (bool or 0/1 with 1 = favourable / privileged); map the "
@@ -146,6 +151,10 @@ def bootstrap_fairness(
     """
     if not (isinstance(n_boot, int) and n_boot >= 1):
         raise InvalidInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise InvalidInputError(
+            f"seed must be an int (the bootstrap is reproducible only when seeded), got "
+            f"{seed!r}; pass e.g. seed=0")
     counts = confusion_counts(y_true, y_pred, privileged)
     n = int(counts.sum())
     if n == 0:
@@ -158,9 +167,21 @@ def bootstrap_fairness(
 def bootstrap_mean_difference(synthetic: pd.DataFrame, real: pd.DataFrame) -> pd.DataFrame:
     """Table 9's quantity ``|mean_boot(synthetic) - mean_boot(real)|`` per metric.
 
-    Means ignore ``nan`` draws; the columns ``nan_synthetic``/``nan_real`` count them.
+    Both frames must hold the same metric columns (as :func:`bootstrap_fairness` returns them,
+    in any order). Means ignore ``nan`` draws; the columns ``nan_synthetic``/``nan_real`` count
+    them, so a metric undefined in every draw shows ``abs_diff = nan`` with its count.
     """
-    cols = [c for c in real.columns if c in synthetic.columns]
+    for name, df in (("synthetic", synthetic), ("real", real)):
+        if not isinstance(df, pd.DataFrame) or df.shape[1] == 0:
+            raise InvalidInputError(
+                f"{name} must be a DataFrame of bootstrap draws with one column per metric")
+    if set(real.columns) != set(synthetic.columns):
+        raise InvalidInputError(
+            "synthetic and real bootstrap frames must hold the same metric columns; only in "
+            f"synthetic: {sorted(set(synthetic.columns) - set(real.columns))}, only in real: "
+            f"{sorted(set(real.columns) - set(synthetic.columns))}. Bootstrap both with the same "
+            "metrics=")
+    cols = list(real.columns)
     out = pd.DataFrame({
         "mean_synthetic": synthetic[cols].mean(skipna=True),
         "mean_real": real[cols].mean(skipna=True),

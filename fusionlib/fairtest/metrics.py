@@ -15,19 +15,19 @@ seen in only one table simply has frequency zero in the other.
   (see the class for the exact protocol); 0.5 means indistinguishable.
 - :class:`JointKL`: ``KL(p_syn(A, Y) || p_real(A, Y))`` for a protected attribute ``A`` and the
   label ``Y``, in nats, with additive smoothing ``epsilon`` of zero cells.
-- :func:`cramers_v_matrix`, :func:`dcc_matrix`, :func:`plot_dcc_heatmaps`: Cramér's V per pair and
-  the difference matrix ``|V_syn - V_real|`` (DCC, Figure 5).
+
+Association measures (Cramér's V, the DCC matrices of Figure 5, the mutual information of a
+protected attribute and the label) are in :mod:`fusionlib.fairtest.association`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats.contingency import association
 
 from fusionlib.errors import InvalidInputError
 
@@ -36,12 +36,12 @@ __all__ = [
     "ContingencySimilarity",
     "DiscriminatorMeasure",
     "JointKL",
-    "cramers_v",
-    "cramers_v_matrix",
-    "dcc_matrix",
-    "plot_dcc_heatmaps",
     "check_pair",
 ]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 def _dtype_key(dtype: Any) -> str:
@@ -54,13 +54,18 @@ def check_pair(
 ) -> list[str]:
     """Validate a (real, synthetic) pair and return the columns to compare.
 
-    Raises :class:`InvalidInputError` when either is not a non-empty DataFrame, when the column
-    sets differ (or ``columns`` are missing), when a column holds missing values, or when a
-    column's dtype differs between the two tables.
+    Raises :class:`InvalidInputError` when either is not a non-empty DataFrame, when a table
+    repeats a column name, when the column sets differ (or ``columns`` are missing), when a
+    column holds missing values, or when a column's dtype differs between the two tables.
     """
     for name, df in (("real", real), ("synthetic", synthetic)):
         if not isinstance(df, pd.DataFrame) or len(df) == 0:
             raise InvalidInputError(f"{name} must be a non-empty pandas DataFrame")
+        dupes = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        if dupes:
+            raise InvalidInputError(
+                f"the {name} table repeats column names {dupes}; rename or drop the duplicates "
+                "(e.g. df.loc[:, ~df.columns.duplicated()])")
     if columns is None:
         if set(real.columns) != set(synthetic.columns):
             raise InvalidInputError(
@@ -71,15 +76,22 @@ def check_pair(
         columns = list(real.columns)
     columns = list(columns)
     for c in columns:
-        if c not in real.columns or c not in synthetic.columns:
-            raise InvalidInputError(f"column {c!r} missing from real or synthetic data")
+        absent = [n for n, df in (("real", real), ("synthetic", synthetic)) if c not in df.columns]
+        if absent:
+            raise InvalidInputError(
+                f"column {c!r} is missing from the {' and '.join(absent)} table; pass column "
+                f"names both tables have (real has {list(real.columns)})")
         if _dtype_key(real[c].dtype) != _dtype_key(synthetic[c].dtype):
             raise InvalidInputError(
                 f"column {c!r} has dtype {real[c].dtype} in real but {synthetic[c].dtype} in "
                 "synthetic; cast one to the other (e.g. synthetic.astype(real.dtypes))"
             )
-        if real[c].isna().any() or synthetic[c].isna().any():
-            raise InvalidInputError(f"column {c!r} has missing values; drop or impute them first")
+        for name, df in (("real", real), ("synthetic", synthetic)):
+            n_missing = int(df[c].isna().sum())
+            if n_missing:
+                raise InvalidInputError(
+                    f"column {c!r} of the {name} table has {n_missing} missing values; drop "
+                    "those rows (df.dropna()) or encode missingness as its own category first")
     return columns
 
 
@@ -182,6 +194,14 @@ class DiscriminatorMeasure:
             raise InvalidInputError(f"n_seeds must be an int >= 1, got {self.n_seeds!r}")
         if not 0.0 < self.test_size < 1.0:
             raise InvalidInputError(f"test_size must lie in (0, 1), got {self.test_size!r}")
+        if not (_is_int(self.n_estimators) and self.n_estimators >= 1):
+            raise InvalidInputError(
+                f"n_estimators must be an int >= 1 (trees per forest), got {self.n_estimators!r}")
+        if self.max_rows is not None and not (_is_int(self.max_rows) and self.max_rows >= 1):
+            raise InvalidInputError(
+                f"max_rows must be None (every row) or an int >= 1, got {self.max_rows!r}")
+        if not _is_int(self.seed):
+            raise InvalidInputError(f"seed must be an int, got {self.seed!r}")
 
     def _encode(self, stacked: pd.DataFrame) -> np.ndarray:
         as_str = stacked.astype(str)
@@ -245,6 +265,13 @@ class JointKL:
             raise InvalidInputError(f"epsilon must be a number >= 0, got {self.epsilon!r}")
         if self.protected == self.label:
             raise InvalidInputError("protected and label must be different columns")
+        for name, df in (("real", real), ("synthetic", synthetic)):
+            for role, col in (("protected attribute", self.protected), ("label", self.label)):
+                if isinstance(df, pd.DataFrame) and col not in df.columns:
+                    raise InvalidInputError(
+                        f"the {role} {col!r} is not a column of the {name} table (columns: "
+                        f"{list(df.columns)}); pass JointKL(protected, label) with column names "
+                        "both tables have")
         cols = check_pair(real, synthetic, [self.protected, self.label])
         ra, sa, ka = _codes(real[cols[0]], synthetic[cols[0]])
         ry, sy, ky = _codes(real[cols[1]], synthetic[cols[1]])
@@ -259,62 +286,3 @@ class JointKL:
         with np.errstate(divide="ignore"):
             terms = p_syn[mask] * (np.log(p_syn[mask]) - np.log(p_real[mask]))
         return float(max(terms.sum(), 0.0))
-
-
-def cramers_v(x: pd.Series, y: pd.Series) -> float:
-    """Cramér's V of two categorical series (no bias correction), in ``[0, 1]``.
-
-    ``V = sqrt(chi2 / (n * (min(r, c) - 1)))`` over the observed levels. When either variable has
-    a single observed level there is no association to measure and V is defined as 0 (the
-    formula would divide by zero).
-    """
-    cx, ux = pd.factorize(x.astype(object).to_numpy())
-    cy, uy = pd.factorize(y.astype(object).to_numpy())
-    table = np.bincount(cx * len(uy) + cy, minlength=len(ux) * len(uy)).reshape(len(ux), -1)
-    if min(table.shape) < 2:
-        return 0.0
-    return float(association(table, method="cramer"))
-
-
-def cramers_v_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Symmetric matrix of pairwise Cramér's V (diagonal 1), indexed by ``columns``."""
-    cols = list(df.columns if columns is None else columns)
-    mat = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
-    for a, b in combinations(cols, 2):
-        mat.loc[a, b] = mat.loc[b, a] = cramers_v(df[a], df[b])
-    return mat
-
-
-def dcc_matrix(
-    real: pd.DataFrame, synthetic: pd.DataFrame, columns: Sequence[str] | None = None
-) -> pd.DataFrame:
-    """Difference in Cramér's V correlation ``|V_syn - V_real|`` per pair (Figure 5)."""
-    cols = check_pair(real, synthetic, columns)
-    return (cramers_v_matrix(synthetic, cols) - cramers_v_matrix(real, cols)).abs()
-
-
-def plot_dcc_heatmaps(
-    matrices: Mapping[str, pd.DataFrame], *, vmax: float | None = None, ncols: int = 3
-) -> Any:
-    """One heatmap per method (shared colour scale, lower triangle); returns the figure."""
-    import matplotlib.pyplot as plt
-
-    names = list(matrices)
-    nrows = int(np.ceil(len(names) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 4.2 * nrows), squeeze=False,
-                             layout="constrained")
-    top = vmax if vmax is not None else max(float(m.to_numpy().max()) for m in matrices.values())
-    image = None
-    for ax, name in zip(axes.flat, names, strict=False):
-        mat = matrices[name].iloc[1:, :-1]  # strict lower triangle: rows 2..n, columns 1..n-1
-        shown = np.where(np.tril(np.ones(mat.shape, dtype=bool)), mat.to_numpy(), np.nan)
-        image = ax.imshow(shown, cmap="viridis", vmin=0.0, vmax=max(top, 1e-9))
-        ax.set_xticks(range(mat.shape[1]), mat.columns, rotation=90, fontsize=7)
-        ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=7)
-        ax.set_title(name, fontsize=9)
-    for ax in axes.flat[len(names) :]:
-        ax.set_visible(False)
-    if image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.6, label="|V_syn - V_real|")
-    return fig
-

@@ -10,10 +10,12 @@ Per dataset (:func:`run_dataset`):
    training table, the Independent model); each draws a synthetic test set of ``len(D_test)``.
 3. :func:`fidelity_table` scores every synthetic set against ``D_test``: 1-TVD, CS, DM and the
    KL divergence of ``p(A, Y)`` per protected attribute (Tables 3, 7, 8).
-4. :func:`fairness_bootstraps` trains the audited decision tree on the *internal* table of each
-   separation (features = internal columns minus the label; never a protected attribute),
-   predicts on ``D_test`` and on each synthetic set, and bootstraps DI, AOD and EOD (Figure 4);
-   :func:`table9` reduces them to ``|mean_boot(synthetic) - mean_boot(real)|`` (Table 9).
+4. :func:`~fusionlib.fairtest.audit.fairness_bootstraps` trains the audited decision tree on
+   the *internal* table of each separation (features = internal columns minus the label; never
+   a protected attribute), predicts on ``D_test`` and on each synthetic set, and bootstraps DI,
+   AOD and EOD (Figure 4); :func:`~fusionlib.fairtest.audit.table9` reduces them to
+   ``|mean_boot(synthetic) - mean_boot(real)|`` (Table 9). Both live in
+   :mod:`fusionlib.fairtest.audit` and are re-exported here.
 
 A dataset whose files are missing (:class:`~fusionlib.errors.DataUnavailableError`) yields rows
 with ``status == "not run"`` and the reason, instead of stopping the other datasets.
@@ -28,16 +30,28 @@ import numpy as np
 import pandas as pd
 
 from fusionlib.errors import DataUnavailableError, InvalidInputError
+from fusionlib.fairtest.association import dcc_matrix
+from fusionlib.fairtest.audit import (
+    AuditedTree,
+    fairness_bootstraps,
+    table9,
+    train_audited_tree,
+)
 from fusionlib.fairtest.discretise import discretise
 from fusionlib.fairtest.estimators import (
-    LNB_DEFAULTS, CTGANBaseline, IndependenceGivenOverlap, IndependentModel, LatentNaiveBayes,
+    LNB_DEFAULTS,
+    CTGANBaseline,
+    IndependenceGivenOverlap,
+    IndependentModel,
+    LatentNaiveBayes,
     MarginalPreservation,
 )
-from fusionlib.fairtest.fairness import (
-    FAIRNESS_METRICS, bootstrap_fairness, bootstrap_mean_difference,
-)
+from fusionlib.fairtest.fairness import FAIRNESS_METRICS
 from fusionlib.fairtest.metrics import (
-    ContingencySimilarity, DiscriminatorMeasure, JointKL, TVComplement, dcc_matrix,
+    ContingencySimilarity,
+    DiscriminatorMeasure,
+    JointKL,
+    TVComplement,
 )
 from fusionlib.fairtest.separation import DatasetSpec, dataset_spec, separate
 
@@ -202,100 +216,6 @@ def fidelity_table(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: Proto
             row[f"KL ({attr})"] = kl.compute(prep.test, data)
         rows.append(row)
     return pd.DataFrame(rows).assign(status="run", reason="")
-
-
-@dataclass
-class AuditedTree:
-    """The black-box classifier under audit: one-hot encoder + decision tree on ``features``."""
-
-    features: list[str]
-    encoder: object
-    tree: object
-    positive: str
-
-    def predict_favourable(self, df: pd.DataFrame) -> np.ndarray:
-        """Boolean favourable-outcome predictions; ``df`` is encoded with the fitted encoder."""
-        return self.tree.predict(self.encoder.transform(df[self.features].astype(str))) == 1
-
-
-def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protected: Sequence[str],
-                       *, seed: int = 0) -> AuditedTree:
-    """Train the audited tree on the internal table; refuses protected attributes as features."""
-    from sklearn.preprocessing import OneHotEncoder
-    from sklearn.tree import DecisionTreeClassifier
-
-    leaked = [a for a in protected if a in internal.columns]
-    if leaked:
-        raise InvalidInputError(
-            f"the internal table holds protected attributes {leaked}; separate them first")
-    features = [c for c in internal.columns if c != label]
-    encoder = OneHotEncoder(handle_unknown="ignore").fit(internal[features].astype(str))
-    y = (internal[label].astype(str) == str(positive)).to_numpy().astype(int)
-    tree = DecisionTreeClassifier(random_state=seed).fit(
-        encoder.transform(internal[features].astype(str)), y)
-    return AuditedTree(features, encoder, tree, str(positive))
-
-
-def _boot_long(df: pd.DataFrame, tree: AuditedTree, spec: DatasetSpec, n_boot: int,
-               seed: int) -> pd.DataFrame:
-    yhat = tree.predict_favourable(df)
-    y = (df[spec.label].astype(str) == tree.positive).to_numpy()
-    parts = []
-    for j, attr in enumerate(spec.protected):
-        priv = spec.privileged[attr]
-        g = (df[attr].astype(str) == str(priv)).to_numpy()
-        boot = bootstrap_fairness(y, yhat, g, n_boot=n_boot, seed=seed + j)
-        parts.append(boot.rename_axis("boot").reset_index().melt(
-            id_vars="boot", var_name="metric", value_name="value").assign(attribute=attr))
-    return pd.concat(parts, ignore_index=True)
-
-
-def fairness_bootstraps(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: ProtocolConfig,
-                        *, seed: int = 0) -> pd.DataFrame:
-    """Long table of bootstrap fairness metrics for every (tree, source) pair.
-
-    Columns: dataset, tree (the separation whose internal table trained it), source
-    (``"Real test"`` or a synthetic label), kind (real/ours/baseline), method, overlap
-    (``""`` for the real test set and the baselines), attribute, metric, boot, value. Each
-    separation's tree is evaluated on the real test set, on the synthetic sets of that
-    separation, and on the baselines.
-    """
-    spec, parts = prep.spec, []
-    for t, overlap in enumerate(spec.overlaps):
-        internal, _ = separate(prep.train, prep.dataset, overlap)
-        tree = train_audited_tree(internal, spec.label, spec.favourable, list(spec.protected),
-                                  seed=seed)
-        sources = [("Real test", "real", "", "", prep.test)] + [
-            (s.label, "ours" if s.method in OUR_METHODS else "baseline", s.method, s.overlap,
-             s.data) for s in synthetic if s.overlap in ("", overlap)]
-        for k, (name, kind, method, ov, data) in enumerate(sources):
-            long = _boot_long(data, tree, spec, cfg.n_boot, seed=seed + 1000 * t + 10 * k)
-            parts.append(long.assign(dataset=prep.dataset, tree=overlap, source=name,
-                                     kind=kind, method=method, overlap=ov))
-    return pd.concat(parts, ignore_index=True)
-
-
-def table9(boots: pd.DataFrame) -> pd.DataFrame:
-    """``|mean_boot(synthetic) - mean_boot(real)|`` per source, attribute and metric.
-
-    Our methods are compared under the tree of their own separation; the baselines under the
-    tree of the first separation of Table 2 (the paper gives one baseline row per dataset).
-    """
-    rows = []
-    for (dataset, tree, attr), grp in boots.groupby(["dataset", "tree", "attribute"], sort=False):
-        first = tree == boots.loc[boots["dataset"] == dataset, "tree"].iloc[0]
-        wide = {src: g.pivot(index="boot", columns="metric", values="value")
-                for src, g in grp.groupby("source", sort=False)}
-        for src, g in grp.groupby("source", sort=False):
-            kind, method, overlap = g[["kind", "method", "overlap"]].iloc[0]
-            if kind == "real" or (kind == "baseline" and not first):
-                continue
-            diff = bootstrap_mean_difference(wide[src], wide["Real test"])
-            for metric in FAIRNESS_METRICS:
-                rows.append({"dataset": dataset, "method": method, "overlap": overlap,
-                             "label": src, "kind": kind, "tree": tree, "attribute": attr,
-                             "metric": metric, **diff.loc[metric].to_dict()})
-    return pd.DataFrame(rows)
 
 
 @dataclass

@@ -75,15 +75,15 @@ def test_adult_bins_at_boundaries():
 def test_adult_category_maps():
     raw = _adult_raw()
     out = discretise("adult", raw)
-    pairs = set(zip(raw["education"], out["education"]))
+    pairs = set(zip(raw["education"], out["education"], strict=True))
     assert {("11th", "high-school"), ("7th-8th", "primary/middle school"),
             ("Preschool", "primary/middle school"), ("HS-grad", "HS-grad")} <= pairs
-    pairs = set(zip(raw["marital-status"], out["marital-status"]))
+    pairs = set(zip(raw["marital-status"], out["marital-status"], strict=True))
     assert ("Married-spouse-absent", "married") in pairs and ("Widowed", "other") in pairs
-    assert set(zip(raw["relationship"], out["relationship"])) >= {("Wife", "spouse"),
-                                                                  ("Own-child", "non-spouse")}
-    assert set(zip(raw["workclass"], out["workclass"])) >= {("Private", "private"),
-                                                            ("State-gov", "non-private")}
+    assert set(zip(raw["relationship"], out["relationship"], strict=True)) >= {
+        ("Wife", "spouse"), ("Own-child", "non-spouse")}
+    assert set(zip(raw["workclass"], out["workclass"], strict=True)) >= {
+        ("Private", "private"), ("State-gov", "non-private")}
 
 
 @pytest.mark.parametrize("dataset, raw", [

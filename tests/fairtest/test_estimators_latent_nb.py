@@ -6,8 +6,10 @@ import itertools
 
 import numpy as np
 import pandas as pd
+import pytest
 from numpy.testing import assert_allclose
 
+from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest import IndependentModel, LatentNaiveBayes
 
 INTERNAL = pd.DataFrame({"o": ["a", "a", "a", "b"], "y": ["1", "1", "0", "1"]})
@@ -65,7 +67,7 @@ def test_joint_proba_matches_the_fitted_tables():
     # independent implementation: sum_k pi_k prod_i p(x_i | k), looped in Python
     expected = [
         sum(model.weights_[k] * np.prod([model.conditionals_[c].loc[v, k]
-                                         for c, v in zip(cols, cell)])
+                                         for c, v in zip(cols, cell, strict=True)])
             for k in range(3))
         for cell in cells
     ]
@@ -138,13 +140,37 @@ def test_two_column_overlap_pools_both_columns():
 def test_fit_and_sample_are_deterministic_per_seed():
     rng = np.random.default_rng(6)
     internal, external = _draw(rng, 500, ["x1", "x2", "x3"]), _draw(rng, 500, ["x3", "x4"])
-    a = LatentNaiveBayes(seed=1).fit(internal, external)
-    b = LatentNaiveBayes(seed=1).fit(internal, external)
-    c = LatentNaiveBayes(seed=2, n_restarts=1).fit(internal, external)
+    options = dict(n_restarts=2, max_iter=50)  # identical for all three fits: only seed varies
+    a = LatentNaiveBayes(seed=1, **options).fit(internal, external)
+    b = LatentNaiveBayes(seed=1, **options).fit(internal, external)
+    c = LatentNaiveBayes(seed=2, **options).fit(internal, external)
     assert_allclose(a.weights_, b.weights_, rtol=0)
+    assert_allclose(a.log_likelihood_history_, b.log_likelihood_history_, rtol=0)
     assert not np.allclose(np.sort(a.weights_), np.sort(c.weights_), atol=1e-6)
     pd.testing.assert_frame_equal(a.sample(300, seed=4), b.sample(300, seed=4))
     assert not a.sample(300, seed=4).equals(a.sample(300, seed=5))
+
+
+def test_total_tolerance_runs_at_least_as_long_as_mean_tolerance():
+    rng = np.random.default_rng(7)
+    internal, external = _draw(rng, 1500, ["x1", "x2", "x3"]), _draw(rng, 1500, ["x3", "x4"])
+    total = LatentNaiveBayes(n_restarts=1, seed=0, tol=1e-3).fit(internal, external)
+    mean = LatentNaiveBayes(n_restarts=1, seed=0, tol=1e-3, tol_on="mean").fit(internal, external)
+    assert total.tol_on == "total"  # the companion code's rule is the default
+    # same start; "total" stops at the first change < 1e-3 nats, "mean" at < 1e-3 * 3000 nats
+    steps_total = np.diff(total.log_likelihood_history_)
+    steps_mean = np.diff(mean.log_likelihood_history_)
+    assert total.n_iter_ > mean.n_iter_
+    assert_allclose(total.log_likelihood_history_[: mean.n_iter_ + 1],
+                    mean.log_likelihood_history_, rtol=1e-12)
+    assert total.n_iter_ < 500  # converged, not stopped by max_iter
+    assert steps_total[-1] < 1e-3 <= steps_total[:-1].min()
+    assert steps_mean[-1] < 1e-3 * 3000 <= steps_mean[:-1].min()
+
+
+def test_unknown_tolerance_rule_is_rejected():
+    with pytest.raises(InvalidInputError, match="tol_on must be 'total'.*'mean'"):
+        LatentNaiveBayes(tol_on="relative").fit(INTERNAL, EXTERNAL)
 
 
 def test_unseen_values_get_zero_probability():

@@ -131,7 +131,8 @@ def test_two_column_overlap_matches_independent_implementation(model, weights):
     assert model.columns_ == ["x", "o2", "o1", "y", "s"]
     ref = _reference_joint(internal, external, overlap, weights)
     rows = pd.DataFrame(
-        [dict(zip(overlap, o)) | {"x": i[0], "y": i[1], "s": e[0]} for (o, i, e) in ref]
+        [dict(zip(overlap, o, strict=True)) | {"x": i[0], "y": i[1], "s": e[0]}
+         for (o, i, e) in ref]
     )
     assert_allclose(model.joint_proba(rows), list(ref.values()), rtol=1e-12)
     assert sum(ref.values()) == pytest.approx(1.0, abs=1e-12)

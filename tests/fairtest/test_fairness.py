@@ -138,3 +138,47 @@ def test_plot_fairness_boxes_one_panel_per_attribute_metric():
                               [("sex", "DI"), ("sex", "AOD")],
                               kinds={"Real test": "real", "Indep": "baseline"})
     assert len(fig.axes) == 2
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_missing_values_in_any_input_raise_with_the_fix(which):
+    arrays = [Y.astype(float), YHAT.astype(float), G.astype(float)]
+    arrays[which][3] = np.nan
+    name = ("y_true", "y_pred", "privileged")[which]
+    with pytest.raises(InvalidInputError, match=f"{name} has 1 missing values.*drop"):
+        fairness_metrics(*arrays)
+    with pytest.raises(InvalidInputError, match="missing values"):
+        bootstrap_fairness(*arrays, n_boot=5, seed=0)
+
+
+def test_object_inputs_with_none_raise_missing_values():
+    y = Y.astype(object)
+    y[0] = None
+    with pytest.raises(InvalidInputError, match="y_true has 1 missing values"):
+        fairness_metrics(y, YHAT, G)
+
+
+@pytest.mark.parametrize("seed", [None, 1.5, True, "0"])
+def test_bootstrap_requires_an_int_seed(seed):
+    with pytest.raises(InvalidInputError, match="seed must be an int"):
+        bootstrap_fairness(Y, YHAT, G, n_boot=5, seed=seed)
+
+
+def test_bootstrap_accepts_numpy_integer_seed():
+    pd.testing.assert_frame_equal(bootstrap_fairness(Y, YHAT, G, n_boot=5, seed=np.int64(3)),
+                                  bootstrap_fairness(Y, YHAT, G, n_boot=5, seed=3))
+
+
+def test_bootstrap_mean_difference_rejects_frames_with_different_metrics():
+    real = pd.DataFrame({"DI": [0.8, 1.0], "AOD": [0.1, 0.0]})
+    with pytest.raises(InvalidInputError, match="only in synthetic: \\['EOD'\\].*only in real: "
+                                                "\\['AOD'\\]"):
+        bootstrap_mean_difference(pd.DataFrame({"DI": [0.5], "EOD": [0.1]}), real)
+    with pytest.raises(InvalidInputError, match="same metric columns"):
+        bootstrap_mean_difference(pd.DataFrame({"x": [1.0]}), real)
+
+
+def test_bootstrap_mean_difference_reports_a_metric_undefined_in_every_draw():
+    real = pd.DataFrame({"DI": [np.nan, np.nan]})
+    out = bootstrap_mean_difference(pd.DataFrame({"DI": [0.5, 0.7]}), real)
+    assert np.isnan(out.loc["DI", "abs_diff"]) and out.loc["DI", "nan_real"] == 2

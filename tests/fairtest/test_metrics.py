@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,21 +14,9 @@ from fusionlib.fairtest.metrics import (
     DiscriminatorMeasure,
     JointKL,
     TVComplement,
-    cramers_v,
-    cramers_v_matrix,
-    dcc_matrix,
-    plot_dcc_heatmaps,
+    check_pair,
 )
-
-
-def _frame(n: int, seed: int, shift: float = 0.0) -> pd.DataFrame:
-    """Three dependent categorical columns; ``shift`` moves mass towards the last categories."""
-    rng = np.random.default_rng(seed)
-    p = np.array([0.5, 0.3, 0.2]) + shift * np.array([-1.0, 0.0, 1.0]) * 0.4
-    a = rng.choice(["a0", "a1", "a2"], size=n, p=p)
-    b = np.where(rng.random(n) < 0.7 - shift * 0.5, np.char.replace(a, "a", "b"), "b9")
-    c = rng.choice(["x", "y"], size=n, p=[0.6 - 0.4 * shift, 0.4 + 0.4 * shift])
-    return pd.DataFrame({"a": a, "b": b, "c": c}).astype(str)
+from tests.fairtest.conftest import frame as _frame
 
 
 # ---------------------------------------------------------------- TVComplement / CS
@@ -134,8 +118,13 @@ def test_kl_hand_worked_value_and_direction():
     assert JointKL("A", "Y", epsilon=0.0).compute(real, syn) == pytest.approx(0.5 * np.log(2))
     # the reverse direction has a real cell missing from syn: infinite without smoothing
     assert JointKL("A", "Y", epsilon=0.0).compute(syn, real) == np.inf
+    # Smoothed (epsilon = 1e-6 on every cell, then renormalised by 1 + 4e-6), with the roles
+    # swapped: "synthetic" = the uniform table, (.25 + 1e-6) / (1 + 4e-6) = .25 exactly per cell;
+    # "real" = (.5 + e, .25 + e, e, .25 + e) / (1 + 4e-6), e = 1e-6. Then
+    # KL = .25 [ln(.25 / .5) + 2 ln(.25 / .25) + ln(.25 / 1e-6)] + O(1e-6)
+    #    = .25 ln(.125 / 1e-6) = .25 ln(125000) = .25 * 11.73607 = 2.93402 nats
     smoothed = JointKL("A", "Y", epsilon=1e-6).compute(syn, real)
-    assert np.isfinite(smoothed) and smoothed > 1.0
+    assert smoothed == pytest.approx(0.25 * np.log(0.125 / 1e-6), rel=1e-5)
 
 
 def test_kl_matches_scipy_entropy_on_smoothed_tables():
@@ -149,49 +138,6 @@ def test_kl_rejects_negative_epsilon():
     df = _frame(20, 0)
     with pytest.raises(InvalidInputError, match="epsilon"):
         JointKL("a", "c", epsilon=-1.0).compute(df, df)
-
-
-# ---------------------------------------------------------------- Cramér's V / DCC
-def test_cramers_v_hand_worked_two_by_two():
-    # table [[3, 1], [1, 3]]: V = phi = |ad - bc| / sqrt(r1 r2 c1 c2) = (9 - 1) / sqrt(4^4) = 0.5
-    x = pd.Series(["a"] * 4 + ["b"] * 4)
-    y = pd.Series(["u", "u", "u", "v", "u", "v", "v", "v"])
-    assert cramers_v(x, y) == pytest.approx(0.5)
-
-
-def test_cramers_v_matches_chi_square_formula():
-    from scipy.stats import chi2_contingency
-
-    df = _frame(400, 20, shift=0.3)
-    table = pd.crosstab(df["a"], df["b"]).to_numpy()
-    chi2 = chi2_contingency(table, correction=False)[0]
-    expected = np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1)))
-    assert cramers_v(df["a"], df["b"]) == pytest.approx(expected, rel=1e-12)
-
-
-def test_cramers_v_extremes_and_constant_column():
-    x = pd.Series(list("abcabc"))
-    assert cramers_v(x, x.map({"a": "1", "b": "2", "c": "3"})) == pytest.approx(1.0)
-    assert cramers_v(pd.Series(list("aabb")), pd.Series(list("uvuv"))) == pytest.approx(0.0)
-    assert cramers_v(x, pd.Series(["k"] * 6)) == 0.0
-
-
-def test_dcc_is_zero_for_identical_data_and_symmetric():
-    real, syn = _frame(300, 9), _frame(300, 10, shift=0.6)
-    assert_allclose(dcc_matrix(real, real).to_numpy(), 0.0, atol=1e-12)
-    d = dcc_matrix(real, syn)
-    assert_allclose(d.to_numpy(), d.to_numpy().T)
-    assert (d.to_numpy() >= 0).all() and (d.to_numpy() <= 1).all()
-    expected = abs(cramers_v(syn["a"], syn["b"]) - cramers_v(real["a"], real["b"]))
-    assert d.loc["a", "b"] == pytest.approx(expected)
-    assert_allclose(np.diag(cramers_v_matrix(real)), 1.0)
-
-
-def test_plot_dcc_heatmaps_returns_one_axis_per_method():
-    real = _frame(100, 0)
-    fig = plot_dcc_heatmaps({"m1": dcc_matrix(real, _frame(100, 1)),
-                             "m2": dcc_matrix(real, _frame(100, 2))}, ncols=2)
-    assert sum(ax.get_visible() for ax in fig.axes) == 3  # two heatmaps + colour bar
 
 
 # ---------------------------------------------------------------- discriminator measure
@@ -219,3 +165,41 @@ def test_discriminator_ordinal_encoding_and_bad_options():
         real, syn) > 0.6
     with pytest.raises(InvalidInputError, match="encoding"):
         DiscriminatorMeasure(encoding="bogus").compute(real, syn)
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(n_estimators=0), "n_estimators"),
+    (dict(n_estimators=2.5), "n_estimators"),
+    (dict(max_rows=0), "max_rows"),
+    (dict(max_rows=-5), "max_rows"),
+    (dict(seed=None), "seed"),
+])
+def test_discriminator_rejects_bad_forest_size_row_cap_and_seed(options, match):
+    real, syn = _frame(50, 18), _frame(50, 19)
+    with pytest.raises(InvalidInputError, match=match):
+        DiscriminatorMeasure(n_seeds=1, **options).compute(real, syn)
+
+
+# ---------------------------------------------------------------- input validation
+def test_check_pair_rejects_missing_values_and_names_the_fix():
+    real = pd.DataFrame({"a": ["x", "y", None]})
+    with pytest.raises(InvalidInputError, match="1 missing values.*dropna"):
+        check_pair(real, pd.DataFrame({"a": ["x", "y", "y"]}))
+    with pytest.raises(InvalidInputError, match="synthetic table has 1 missing"):
+        TVComplement().compute(pd.DataFrame({"a": ["x", "y"]}), pd.DataFrame({"a": [np.nan, "y"]}))
+
+
+def test_check_pair_rejects_duplicate_column_names():
+    dup = pd.DataFrame([["x", "y"], ["y", "x"]], columns=["a", "a"])
+    with pytest.raises(InvalidInputError, match="repeats column names.*'a'"):
+        check_pair(dup, dup)
+    with pytest.raises(InvalidInputError, match="repeats column names"):
+        ContingencySimilarity().compute(pd.DataFrame({"a": ["x", "y"]}), dup)
+
+
+def test_kl_with_absent_protected_attribute_or_label_names_the_column():
+    df = pd.DataFrame({"A": ["u", "p"], "Y": ["0", "1"]})
+    with pytest.raises(InvalidInputError, match="protected attribute 'race'.*real"):
+        JointKL("race", "Y").compute(df, df)
+    with pytest.raises(InvalidInputError, match="label 'income' is not a column of the synthetic"):
+        JointKL("A", "income").compute(df.assign(income="0"), df)

@@ -42,7 +42,7 @@ class JointEstimator(BaseEstimator):
     ``external_only_``, ``categories_`` (see :class:`EncodedPair`).
     """
 
-    def fit(self, internal: pd.DataFrame, external: pd.DataFrame) -> "JointEstimator":
+    def fit(self, internal: pd.DataFrame, external: pd.DataFrame) -> JointEstimator:
         """Learn the joint distribution from the internal and external tables.
 
         Parameters

@@ -52,7 +52,7 @@ class IndependentModel(JointEstimator):
             self._marginals.append(np.mean(props, axis=0))
         self.marginals_ = {
             c: pd.Series(p, index=pd.Index(self.categories_[c], name=c), name="proba")
-            for c, p in zip(self.columns_, self._marginals)
+            for c, p in zip(self.columns_, self._marginals, strict=True)
         }
 
     def _sample_codes(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -118,8 +118,15 @@ class CTGANBaseline(BaseEstimator):
     Determinism: ``ctgan`` draws from NumPy's and torch's *global* generators. Its own
     ``set_random_state`` swaps seeded generators in for the duration of ``fit`` / ``sample``
     and restores the caller's global state afterwards; this wrapper uses that mechanism and
-    never seeds global state itself. On CPU the same seed gives the same model and samples;
-    on CUDA, kernels may still be non-deterministic.
+    never seeds global state itself. On CPU the same seed gives the same model and samples.
+    On CUDA it is not reproducible: ``ctgan`` swaps only NumPy's and torch's *CPU*
+    generators, while the generator noise and gradient-penalty weights of training
+    (``torch.normal`` / ``torch.rand`` on CUDA tensors), the discriminator's dropout and the
+    Gumbel-softmax draws of both ``fit`` and ``sample`` run on the GPU and draw from torch's
+    *global CUDA generator*, which is neither seeded nor saved and restored by ``ctgan`` or by
+    this wrapper. GPU runs therefore differ between runs with the same seed (and advance the
+    caller's CUDA generator); on top of that, some CUDA kernels are non-deterministic. Use
+    ``enable_gpu=False`` where reproducibility matters.
     """
 
     def __init__(
@@ -150,7 +157,7 @@ class CTGANBaseline(BaseEstimator):
                 f"{self.batch_size}"
             )
 
-    def fit(self, data: pd.DataFrame) -> "CTGANBaseline":
+    def fit(self, data: pd.DataFrame) -> CTGANBaseline:
         """Train CTGAN on the complete training table (every column treated as discrete).
 
         Parameters

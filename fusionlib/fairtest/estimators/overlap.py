@@ -58,7 +58,7 @@ class SideTable:
     start: np.ndarray
 
     @classmethod
-    def build(cls, keys: np.ndarray, own: np.ndarray, n_combos: int) -> "SideTable":
+    def build(cls, keys: np.ndarray, own: np.ndarray, n_combos: int) -> SideTable:
         rows, _, counts = unique_rows(np.column_stack([keys, own]))
         ukeys = rows[:, 0].copy()
         counts = counts.astype(np.float64)

@@ -1,0 +1,152 @@
+"""Tests of the notebook helpers of seed 002 (fusionlib.fairtest.reporting)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import chi2
+
+from fusionlib.errors import InvalidInputError
+from fusionlib.fairtest.reporting import (
+    audited_accuracy,
+    beats_baselines,
+    dm_gap_to_baselines,
+    figure4_inputs,
+    kl_noise_floor,
+    kl_noise_floors,
+    latent_sensitivity,
+    register_claim,
+    side_by_side,
+    table9_wide,
+)
+
+
+def test_side_by_side_keeps_paper_rows_and_marks_missing_as_not_run():
+    paper = pd.DataFrame({"dataset": ["a", "b"], "method": ["IGO", "IGO"], "DM": [0.6, 0.7]})
+    ours = pd.DataFrame({"dataset": ["a"], "method": ["IGO"], "DM": [0.55], "status": ["run"],
+                         "reason": [""]})
+    out = side_by_side(paper, ours, ["dataset", "method"], ["DM"])
+    assert list(out.columns) == ["dataset", "method", "DM paper", "DM ours", "status", "reason"]
+    assert out["DM ours"].iloc[0] == pytest.approx(0.55) and np.isnan(out["DM ours"].iloc[1])
+    assert list(out["status"]) == ["run", "not run"]
+
+
+def test_dm_gap_is_mean_accuracy_difference_to_each_baseline():
+    fid = pd.DataFrame({"dataset": ["d"] * 4, "method": ["IGO", "Latent", "Indep", "CTGAN"],
+                        "DM": [0.6, 0.7, 0.8, 0.65]})
+    gaps = dm_gap_to_baselines(fid)
+    # Indep: mean(0.8 - 0.6, 0.8 - 0.7) = 0.15 ; CTGAN: mean(0.05, -0.05) = 0
+    assert gaps["Indep"] == pytest.approx(0.15) and gaps["CTGAN"] == pytest.approx(0.0, abs=1e-12)
+    rel = dm_gap_to_baselines(fid, relative=True)
+    # Indep: mean(0.2 / 0.8, 0.1 / 0.8) = 0.1875 ; CTGAN: mean(0.05 / 0.65, -0.05 / 0.65) = 0
+    assert rel["Indep"] == pytest.approx(0.1875) and rel["CTGAN"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_beats_baselines_compares_best_of_each_kind():
+    t9 = pd.DataFrame({"dataset": "d", "attribute": "race", "metric": "DI",
+                       "kind": ["ours", "ours", "baseline"], "abs_diff": [0.2, 0.05, 0.1]})
+    out = beats_baselines(t9)
+    assert bool(out["ours better"].iloc[0]) and out["best ours"].iloc[0] == pytest.approx(0.05)
+
+
+def test_table9_wide_has_one_row_per_source_and_attribute(compas_result):
+    wide = table9_wide(compas_result.table9)
+    assert len(wide) == 7 * 2 and {"AOD", "DI", "EOD", "status"} <= set(wide.columns)
+
+
+def test_figure4_inputs_order_real_ours_baselines(compas_result):
+    dists, kinds, panels = figure4_inputs(compas_result)
+    names = list(dists)
+    assert names[0] == "Real test (tree: score)" and kinds[names[0]] == "real"
+    assert names[-1] == "Indep (tree: score)" and kinds[names[-1]] == "baseline"
+    assert panels == [("race", "DI"), ("race", "AOD"), ("sex", "DI"), ("sex", "AOD")]
+
+
+def test_latent_sensitivity_one_row_per_em_seed(compas_result):
+    out = latent_sensitivity(compas_result.prepared, "score", [0, 1], seed=0)
+    assert len(out) == 3 and out["source"].iloc[0] == "Real test"
+    assert np.isfinite(out["log-likelihood"].iloc[1:]).all()
+
+
+def test_latent_sensitivity_same_em_seeds_same_rows_other_em_seeds_other_rows(compas_result):
+    prep = compas_result.prepared
+    a = latent_sensitivity(prep, "score", [0, 1], seed=0)
+    b = latent_sensitivity(prep, "score", [0, 1], seed=0)
+    c = latent_sensitivity(prep, "score", [2, 3], seed=0)
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(a.iloc[:1], c.iloc[:1])  # the real test set row
+    assert not np.allclose(a["log-likelihood"].iloc[1:], c["log-likelihood"].iloc[1:])
+
+
+class _FakeRun:
+    """The two members of fusionlib.experiment.Run that register_claim uses (no torch import)."""
+
+    scale = "smoke"
+
+    def claim(self, claim_id, seed_file, where, quantity, paper, ours, **kw):
+        from fusionlib.claims import make_claim
+
+        return make_claim(claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
+                          experiment="t", **kw)
+
+
+def test_register_claim_verdicts():
+    run = _FakeRun()
+    assert register_claim(run, "c1", "T", "q", 0.5, 0.51, tolerance=0.02).verdict == "reproduced"
+    c2 = register_claim(run, "c2", "T", "q", 0.5, 0.6, tolerance=0.02, why="CTGAN shorter")
+    assert c2.verdict == "differs" and "CTGAN shorter" in c2.reason
+    c3 = register_claim(run, "c3", "T", "q", 0.5, np.nan, tolerance=0.02, status="not run",
+                        not_run_reason="data unavailable")
+    assert c3.verdict == "not run" and c3.reason == "data unavailable"
+
+
+def test_audited_accuracy_rows_and_training_rows_scored(compas_result):
+    acc = audited_accuracy(compas_result, seed=0)
+    assert list(acc.columns) == ["score", "violent score"]
+    assert acc.index[:2].tolist() == ["Internal (training) table", "Real test"]
+    assert acc.notna().sum().sum() == 2 * 6  # per tree: training, test, 3 ours, 1 baseline
+    assert ((acc >= 0) & (acc <= 1)).where(acc.notna(), True).all().all()
+
+
+# ---------------------------------------------------------------- KL noise floor
+def test_kl_noise_floor_hand_worked_value():
+    # k = 4 cells, n = m = 100: n_eff = 1 / (1/100 + 1/100) = 50;
+    # chi2.ppf(0.95, 3) = 7.814728, so the floor is 7.814728 / (2 * 50) = 0.07814728 nats
+    assert kl_noise_floor(100, 100, 4) == pytest.approx(0.07814728, rel=1e-6)
+    # its mean version: (k - 1) / 2 * (1/n + 1/m) = 1.5 * 0.02 = 0.03
+    assert kl_noise_floor(100, 100, 4, quantile=0.5) == pytest.approx(
+        chi2.ppf(0.5, 3) / 100, rel=1e-12)
+
+
+def test_kl_noise_floor_matches_simulated_kl_between_two_samples():
+    # Monte Carlo: KL(p_syn || p_real) of two independent multinomial samples of one law
+    rng = np.random.default_rng(0)
+    p, n, m, reps = np.array([0.4, 0.3, 0.2, 0.1]), 2000, 1500, 4000
+    real = rng.multinomial(n, p, size=reps) / n
+    syn = rng.multinomial(m, p, size=reps) / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(syn > 0, syn * np.log(syn / real), 0.0)
+    kl = terms.sum(axis=1)
+    assert np.quantile(kl, 0.95) == pytest.approx(kl_noise_floor(n, m, 4), rel=0.1)
+    assert kl.mean() == pytest.approx(1.5 * (1 / n + 1 / m), rel=0.1)
+
+
+def test_kl_noise_floor_shrinks_with_sample_size_and_grows_with_cells():
+    assert kl_noise_floor(10_000, 10_000, 4) < kl_noise_floor(1_000, 1_000, 4)
+    assert kl_noise_floor(1_000, 1_000, 6) > kl_noise_floor(1_000, 1_000, 4)
+
+
+@pytest.mark.parametrize("args, match", [((0, 10, 4), "n_real"), ((10, 10, 1), "n_cells"),
+                                         ((10, 2.5, 4), "n_synth")])
+def test_kl_noise_floor_rejects_bad_sizes(args, match):
+    with pytest.raises(InvalidInputError, match=match):
+        kl_noise_floor(*args)
+
+
+def test_kl_noise_floors_per_protected_attribute(compas_result):
+    floors = kl_noise_floors(compas_result)
+    n = len(compas_result.prepared.test)
+    assert list(floors["attribute"]) == ["race", "sex"]
+    assert (floors["cells"] == 4).all() and (floors["n_test"] == n).all()
+    assert floors["floor"].iloc[0] == pytest.approx(kl_noise_floor(n, n, 4))
