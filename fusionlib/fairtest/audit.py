@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.fairness import (
     FAIRNESS_METRICS,
@@ -78,7 +79,7 @@ def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protec
     if leaked:
         raise InvalidInputError(
             f"the internal table holds protected attributes {leaked}; separate them first")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+    if not is_int(seed):
         raise InvalidInputError(f"seed must be an int, got {seed!r}")
     labels = internal[label].astype(str)
     if internal[label].isna().any():

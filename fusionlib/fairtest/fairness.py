@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 
 __all__ = [
@@ -151,7 +152,7 @@ def bootstrap_fairness(
     """
     if not (isinstance(n_boot, int) and n_boot >= 1):
         raise InvalidInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+    if not is_int(seed):
         raise InvalidInputError(
             f"seed must be an int (the bootstrap is reproducible only when seeded), got "
             f"{seed!r}; pass e.g. seed=0")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.audit import train_audited_tree
 from fusionlib.fairtest.fairness import fairness_metrics
@@ -229,9 +230,9 @@ def kl_noise_floor(n_real: int, n_synth: int, n_cells: int, *, quantile: float =
     from scipy.stats import chi2
 
     for name, v in (("n_real", n_real), ("n_synth", n_synth)):
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+        if not is_int(v) or v < 1:
             raise InvalidInputError(f"{name} must be an int >= 1 (a sample size), got {v!r}")
-    if isinstance(n_cells, bool) or not isinstance(n_cells, int | np.integer) or n_cells < 2:
+    if not is_int(n_cells) or n_cells < 2:
         raise InvalidInputError(f"n_cells must be an int >= 2, got {n_cells!r}")
     if not 0.0 < quantile < 1.0:
         raise InvalidInputError(f"quantile must lie in (0, 1), got {quantile!r}")

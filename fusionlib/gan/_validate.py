@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["check_choice", "check_probability", "check_positive_int", "check_matrix"]
@@ -31,7 +32,7 @@ def check_probability(name: str, value: float) -> float:
 
 def check_positive_int(name: str, value: int) -> int:
     """Return ``value`` if it is an int >= 1, else raise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_int(value) or value < 1:
         raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
     return value
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.gan._validate import check_choice, check_positive_int
 
@@ -25,7 +26,7 @@ TOY_SIZES = ("small", "paper")
 
 def _hidden(hidden: Sequence[int]) -> tuple[int, ...]:
     hidden = tuple(hidden)
-    if not hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hidden):
+    if not hidden or any(not is_int(h) or h < 1 for h in hidden):
         raise InvalidInputError(
             f"hidden must be a non-empty sequence of positive ints, got {hidden}")
     return hidden

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.gan._validate import check_matrix, check_positive_int, check_probability
 from fusionlib.gan.config import GANConfig
@@ -85,7 +86,7 @@ class GANTrainer:
     def _validate(self, data: torch.Tensor) -> None:
         if not isinstance(self.config, GANConfig):
             raise InvalidInputError("config must be a GANConfig; use default_config(method)")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+        if not is_int(self.seed):
             raise InvalidInputError(f"seed must be an int, got {self.seed!r}")
         check_matrix("data", data)
         for name, net in (("generator", self.generator), ("critic", self.critic)):

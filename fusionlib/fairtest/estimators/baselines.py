@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.fairtest.estimators.base import JointEstimator
 from fusionlib.fairtest.estimators.validation import EncodedPair, check_n_and_seed, check_table
@@ -147,7 +148,7 @@ class CTGANBaseline(BaseEstimator):
     def _check_params(self) -> None:
         for name in ("epochs", "batch_size", "seed"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            if not is_int(value):
                 raise InvalidInputError(f"{name} must be an int, got {value!r}")
         if self.epochs < 1:
             raise InvalidInputError(f"epochs must be >= 1, got {self.epochs}")

@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import sparse
 from scipy.special import logsumexp
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.estimators.base import JointEstimator
 from fusionlib.fairtest.estimators.validation import EncodedPair, unique_rows
@@ -144,7 +145,7 @@ class LatentNaiveBayes(JointEstimator):
     def _check_params(self) -> None:
         for name in ("n_latent", "max_iter", "n_restarts"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            if not is_int(value) or value < 1:
                 raise InvalidInputError(f"{name} must be an int >= 1, got {value!r}")
         if not (isinstance(self.tol, (int, float)) and self.tol >= 0):
             raise InvalidInputError(f"tol must be a number >= 0, got {self.tol!r}")
@@ -152,7 +153,7 @@ class LatentNaiveBayes(JointEstimator):
             raise InvalidInputError(
                 f"tol_on must be 'total' (companion code) or 'mean' (per row), got "
                 f"{self.tol_on!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
+        if not is_int(self.seed):
             raise InvalidInputError(f"seed must be an int, got {self.seed!r}")
 
     # -- fitting ---------------------------------------------------------------------------

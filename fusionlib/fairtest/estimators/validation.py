@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["EncodedPair", "check_n_and_seed", "check_table", "encode", "unique_rows",
@@ -199,9 +200,9 @@ def unique_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def check_n_and_seed(n: object, seed: object) -> None:
     """Reject a sample size that is not a positive int and a seed that is not an int."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+    if not is_int(n):
         raise TypeError(f"n must be an int, got {type(n).__name__}")
     if n <= 0:
         raise InvalidInputError(f"n must be a positive number of rows to sample, got {n}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+    if not is_int(seed):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
