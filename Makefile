@@ -37,7 +37,7 @@ data: env  ## provision and verify the datasets (Fashion-MNIST via apt when run 
 	$(PY) -m fusionlib.data provision
 
 notebooks: check-scale env data  ## execute the notebooks that changed, at SCALE
-	$(PY) -m fusionlib.notebook_runner --scale $(SCALE) --out $(EXECUTED) $(if $(FORCE),--force)
+	$(PY) -m fusionlib.compendium.runner --scale $(SCALE) --out $(EXECUTED) $(if $(FORCE),--force)
 
 book: notebooks  ## execute changed notebooks at SCALE, then build the HTML strictly
 	$(VENV)/bin/jupyter-book build . --builder html --all --warningiserror --nitpick --keep-going

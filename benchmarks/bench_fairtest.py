@@ -23,10 +23,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import torch
 
+from fusionlib.compendium.provenance import package_versions
 from fusionlib.errors import DataUnavailableError
 from fusionlib.fairtest import (
     VALUES,
@@ -39,7 +39,7 @@ from fusionlib.fairtest import (
     separate,
 )
 from fusionlib.io import atomic_write_json
-from fusionlib.provenance import package_versions
+from fusionlib.rng import numpy_rng
 
 RESULT = Path(__file__).resolve().parent / "results" / "fairtest.json"
 FULL_EPOCHS = 300  # ctgan's default, used by the paper (Section 4.3)
@@ -52,7 +52,7 @@ def adult_table(seed: int) -> tuple[pd.DataFrame, str]:
 
         return discretise("adult", load("adult")), "real: discretised Adult (45,222 rows)"
     except (DataUnavailableError, ImportError) as exc:
-        rng = np.random.default_rng(seed)
+        rng = numpy_rng(seed, "bench-rows")
         cols = {c: rng.choice(v, size=45_222) for c, v in VALUES["adult"].items()}
         return pd.DataFrame(cols), f"SYNTHETIC stand-in (Adult unavailable: {exc})"
 
@@ -112,7 +112,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     table, source = adult_table(args.seed)
-    order = np.random.default_rng(args.seed).permutation(len(table))
+    order = numpy_rng(args.seed, "bench-split").permutation(len(table))
     n_test = int(round(0.3 * len(table)))
     train = table.iloc[order[n_test:]].reset_index(drop=True)
     internal, external = separate(train, "adult", "relationship")

@@ -24,8 +24,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fusionlib.gan import GANTrainer, default_config, tabular_networks
+from fusionlib.gan import Trainer, tabular_networks
 from fusionlib.io import atomic_write_json
+from fusionlib.ptgan import default_config, ptgan_trainer
+from fusionlib.rng import numpy_rng
 
 VARIANTS = {  # label -> (method, config overrides)
     "plain": ("plain", {}),
@@ -37,11 +39,11 @@ VARIANTS = {  # label -> (method, config overrides)
 THREADS = (1, 2)
 
 
-def make_trainer(label: str, seed: int = 0) -> GANTrainer:
+def make_trainer(label: str, seed: int = 0) -> Trainer:
     method, overrides = VARIANTS[label]
     cfg = default_config(method, latent_dim=16, batch_size=100, **overrides)
     g, c = tabular_networks(100, conditional=cfg.conditional, seed=seed)
-    return GANTrainer(cfg, g, c, seed=seed, log_every=0)
+    return ptgan_trainer(cfg, g, c, seed=seed, log_every=0)
 
 
 def measure(rounds: int, iters: int, data: np.ndarray) -> dict:
@@ -96,7 +98,7 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "ptgan.json"))
     args = parser.parse_args()
-    data = np.random.default_rng(0).uniform(-1, 1, size=(5000, 100)).astype(np.float32)
+    data = numpy_rng(0, "bench-data").uniform(-1, 1, size=(5000, 100)).astype(np.float32)
     summary = summarise(measure(args.rounds, args.iters, data))
     print_table(summary)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None

@@ -12,6 +12,7 @@ __all__ = [
     "DataIntegrityError",
     "InvalidInputError",
     "NotFittedError",
+    "TrainingDivergedError",
 ]
 
 
@@ -33,3 +34,7 @@ class InvalidInputError(FusionlibError, ValueError):
 
 class NotFittedError(FusionlibError, AttributeError):
     """A model was used before ``fit`` was called."""
+
+
+class TrainingDivergedError(FusionlibError, FloatingPointError):
+    """Training produced a non-finite loss; the message names the iteration and what was kept."""

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pytest
+import torch
+from torch import nn
 
 from fusionlib.errors import DataUnavailableError
 
@@ -15,3 +17,39 @@ def require_data(name: str):
         return load(name)
     except DataUnavailableError as exc:  # pragma: no cover - depends on the machine
         pytest.skip(f"{name} not provisioned ({exc}); run `make data`")
+
+
+
+class LinearCritic(nn.Module):
+    """D(x, t) = w . x + c t + b: its input gradient is the constant w (analytic)."""
+
+    def __init__(self, w: list[float], c: float = 0.5, b: float = 0.25) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(w, dtype=torch.float32))
+        self.c = nn.Parameter(torch.tensor(c))
+        self.b = nn.Parameter(torch.tensor(b))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+        out = x @ self.w + self.b
+        return out if t is None else out + self.c * t
+
+
+class QuadraticCritic(nn.Module):
+    """D(x) = 0.5 x^T diag(a) x: its input gradient is a * x (analytic)."""
+
+    def __init__(self, a: list[float]) -> None:
+        super().__init__()
+        self.a = nn.Parameter(torch.tensor(a, dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
+        return 0.5 * (x.pow(2) * self.a).sum(dim=1)
+
+
+@pytest.fixture
+def linear_critic() -> LinearCritic:
+    return LinearCritic([3.0, 4.0])
+
+
+@pytest.fixture
+def quadratic_critic() -> QuadraticCritic:
+    return QuadraticCritic([2.0, 3.0])

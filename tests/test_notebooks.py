@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from fusionlib.claims import read_claims
-from fusionlib.notebook_runner import REPO, SCORECARD, discover, execute_notebook
+from fusionlib.compendium.claims import read_claims
+from fusionlib.compendium.runner import REPO, SCORECARD, discover, execute_notebook
 
 NOTEBOOKS = discover(REPO / "notebooks")
 

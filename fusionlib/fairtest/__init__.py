@@ -2,8 +2,8 @@
 
 Data (Appendix B, Table 2) and joint-distribution estimators (Section 3.1, Appendix A) live
 here; the rest is in submodules (import it from there): fidelity metrics
-(:mod:`fusionlib.fairtest.metrics`), association measures (:mod:`fusionlib.fairtest.association`),
-fairness metrics (:mod:`fusionlib.fairtest.fairness`), the experimental protocol
+(:mod:`fusionlib.metrics.fidelity`), association measures (:mod:`fusionlib.metrics.association`),
+fairness metrics (:mod:`fusionlib.metrics.fairness`), the experimental protocol
 (:mod:`fusionlib.fairtest.protocol`), the audited classifier and Table 9
 (:mod:`fusionlib.fairtest.audit`) and the notebook's summaries
 (:mod:`fusionlib.fairtest.reporting`).

@@ -16,22 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
-from fusionlib.fairtest.fairness import (
+from fusionlib.fairtest.records import Prepared, ProtocolConfig, SyntheticSet
+from fusionlib.fairtest.separation import DatasetSpec, separate
+from fusionlib.metrics.fairness import (
     FAIRNESS_METRICS,
     bootstrap_fairness,
     bootstrap_mean_difference,
 )
-from fusionlib.fairtest.separation import DatasetSpec, separate
-
-if TYPE_CHECKING:
-    from fusionlib.fairtest.protocol import Prepared, ProtocolConfig, SyntheticSet
+from fusionlib.rng import child, seed_int
 
 __all__ = ["AuditedTree", "train_audited_tree", "fairness_bootstraps", "table9"]
 
@@ -79,8 +77,7 @@ def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protec
     if leaked:
         raise InvalidInputError(
             f"the internal table holds protected attributes {leaked}; separate them first")
-    if not is_int(seed):
-        raise InvalidInputError(f"seed must be an int, got {seed!r}")
+    child(seed)  # validates the seed
     labels = internal[label].astype(str)
     if internal[label].isna().any():
         raise InvalidInputError(f"the label column {label!r} has missing values; drop those rows")
@@ -91,7 +88,7 @@ def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protec
     features = [c for c in internal.columns if c != label]
     encoder = OneHotEncoder(handle_unknown="ignore").fit(internal[features].astype(str))
     y = (labels == str(positive)).to_numpy().astype(int)
-    tree = DecisionTreeClassifier(random_state=seed).fit(
+    tree = DecisionTreeClassifier(random_state=seed_int(seed, "tree")).fit(
         encoder.transform(internal[features].astype(str)), y)
     return AuditedTree(features, encoder, tree, str(positive))
 
@@ -104,9 +101,9 @@ def _boot_long(df: pd.DataFrame, tree: AuditedTree, spec: DatasetSpec, n_boot: i
     yhat = tree.predict_favourable(df)
     y = (df[spec.label].astype(str) == tree.positive).to_numpy()
     parts = []
-    for j, attr in enumerate(spec.protected):
+    for attr in spec.protected:
         g = (df[attr].astype(str) == str(spec.privileged[attr])).to_numpy()
-        boot = bootstrap_fairness(y, yhat, g, n_boot=n_boot, seed=seed + j)
+        boot = bootstrap_fairness(y, yhat, g, n_boot=n_boot, seed=child(seed, attr))
         parts.append(boot.rename_axis("boot").reset_index().melt(
             id_vars="boot", var_name="metric", value_name="value").assign(attribute=attr))
     return pd.concat(parts, ignore_index=True)
@@ -123,15 +120,15 @@ def fairness_bootstraps(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: 
     separation, and on the baselines.
     """
     spec, parts = prep.spec, []
-    for t, overlap in enumerate(spec.overlaps):
+    for overlap in spec.overlaps:
         internal, _ = separate(prep.train, prep.dataset, overlap)
         tree = train_audited_tree(internal, spec.label, spec.favourable, list(spec.protected),
                                   seed=seed)
         sources = [(REAL_SOURCE, "real", "", "", prep.test)] + [
             (s.label, "baseline" if s.overlap == "" else "ours", s.method, s.overlap, s.data)
             for s in synthetic if s.overlap in ("", overlap)]
-        for k, (name, kind, method, ov, data) in enumerate(sources):
-            long = _boot_long(data, tree, spec, cfg.n_boot, seed=seed + 1000 * t + 10 * k)
+        for name, kind, method, ov, data in sources:
+            long = _boot_long(data, tree, spec, cfg.n_boot, seed=child(seed, "boot", overlap, name))
             parts.append(long.assign(dataset=prep.dataset, tree=overlap, source=name,
                                      kind=kind, method=method, overlap=ov))
     return pd.concat(parts, ignore_index=True)

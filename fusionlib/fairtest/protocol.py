@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fusionlib.data.sources import SourceSet
 from fusionlib.errors import DataUnavailableError, InvalidInputError
-from fusionlib.fairtest.association import dcc_matrix
 from fusionlib.fairtest.audit import (
     AuditedTree,
     fairness_bootstraps,
@@ -39,21 +39,32 @@ from fusionlib.fairtest.audit import (
 )
 from fusionlib.fairtest.discretise import discretise
 from fusionlib.fairtest.estimators import (
-    LNB_DEFAULTS,
     CTGANBaseline,
     IndependenceGivenOverlap,
     IndependentModel,
     LatentNaiveBayes,
     MarginalPreservation,
 )
-from fusionlib.fairtest.fairness import FAIRNESS_METRICS
-from fusionlib.fairtest.metrics import (
+from fusionlib.fairtest.records import (
+    BASELINES,
+    OUR_METHODS,
+    PAPER_NAMES,
+    PAPER_PROTOCOL,
+    REFERENCE_LABEL,
+    Prepared,
+    ProtocolConfig,
+    SyntheticSet,
+)
+from fusionlib.fairtest.separation import DatasetSpec, dataset_spec, separate
+from fusionlib.metrics.association import dcc_matrix
+from fusionlib.metrics.fairness import FAIRNESS_METRICS
+from fusionlib.metrics.fidelity import (
     ContingencySimilarity,
     DiscriminatorMeasure,
     JointKL,
     TVComplement,
 )
-from fusionlib.fairtest.separation import DatasetSpec, dataset_spec, separate
+from fusionlib.rng import Seed, child, numpy_rng, seed_int
 
 __all__ = [
     "ProtocolConfig", "PAPER_PROTOCOL", "Prepared", "SyntheticSet", "AuditedTree",
@@ -62,34 +73,6 @@ __all__ = [
     "train_audited_tree", "fairness_bootstraps", "table9", "run_dataset", "run_protocol",
     "dcc_matrices",
 ]
-
-
-@dataclass(frozen=True)
-class ProtocolConfig:
-    """Knobs of the protocol; the defaults are the paper's protocol (seed 002)."""
-
-    test_size: float = 0.3  # Section 4.2: 30 % real test hold-out
-    n_boot: int = 1000  # Section 5.3 / Table 9: 1,000 bootstrap samples
-    dm_seeds: int = 5  # Section 5.1: DM averaged over five trials with different seeds
-    dm_n_estimators: int = 100  # seed silent: scikit-learn's default forest
-    dm_max_rows: int | None = None  # None: every test row (cpu scale subsamples)
-    ctgan_epochs: int = 300  # Section 4.3: CTGAN "default hyperparameters" (ctgan: 300 epochs)
-    ctgan_max_rows: int | None = None  # None: the whole training table (cpu scale subsamples)
-    latent_restarts: int = LNB_DEFAULTS.n_restarts  # seed silent; best of several EM starts
-    kl_epsilon: float = 1e-6  # our smoothing of empty (A, Y) cells; see metrics.JointKL
-    max_rows: int | None = None  # None: every row of the dataset (smoke scale subsamples)
-    baselines: tuple[str, ...] = ("CTGAN", "Indep")  # Section 4.3
-    reference: bool = True  # ours: also score real training rows (the sampling-noise floor)
-
-
-PAPER_PROTOCOL = ProtocolConfig()
-#: our three joint estimators (Section 3.1) and the two baselines (Section 4.3)
-OUR_METHODS: tuple[str, ...] = ("IGO", "Marginal", "Latent")
-BASELINES: tuple[str, ...] = ("CTGAN", "Indep")
-#: row names of Tables 3, 7, 8, 9
-REFERENCE_LABEL = "Real training rows (reference)"
-PAPER_NAMES = {"IGO": "Indep-Overlap", "Marginal": "Marginal", "Latent": "Latent",
-               "CTGAN": "CTGAN", "Indep": "Indep"}
 
 
 def make_estimator(method: str, cfg: ProtocolConfig, *, seed: int) -> object:
@@ -104,31 +87,6 @@ def make_estimator(method: str, cfg: ProtocolConfig, *, seed: int) -> object:
     if method not in factories:
         raise InvalidInputError(f"unknown method {method!r}; choose one of {list(factories)}")
     return factories[method]()
-
-
-@dataclass
-class Prepared:
-    """A discretised dataset split into training rows and the real test set ``D_test``."""
-
-    dataset: str
-    train: pd.DataFrame
-    test: pd.DataFrame
-    spec: DatasetSpec
-
-
-@dataclass
-class SyntheticSet:
-    """One synthetic test set; ``overlap`` is ``""`` for the baselines."""
-
-    method: str
-    overlap: str
-    data: pd.DataFrame
-
-    @property
-    def label(self) -> str:
-        """The paper's row name, e.g. ``"Indep-Overlap (relationship)"``."""
-        name = PAPER_NAMES[self.method]
-        return f"{name} ({self.overlap})" if self.overlap else name
 
 
 def prepare(dataset: str, *, test_size: float = 0.3, seed: int = 0,
@@ -149,7 +107,7 @@ def prepare(dataset: str, *, test_size: float = 0.3, seed: int = 0,
     if missing:
         raise InvalidInputError(f"the {dataset} table lacks columns {missing}; discretise it")
     table = table[list(spec.columns)]
-    rng = np.random.default_rng(seed)
+    rng = numpy_rng(seed, "split")
     order = rng.permutation(len(table))
     if max_rows is not None:
         order = order[:max_rows]
@@ -167,6 +125,24 @@ def planned_sets(spec: DatasetSpec, cfg: ProtocolConfig) -> list[tuple[str, str]
     return [(m, o) for o in spec.overlaps for m in OUR_METHODS] + [(m, "") for m in cfg.baselines]
 
 
+def training_sources(prep: Prepared, cfg: ProtocolConfig, model: object, overlap: str, *,
+                     seed: Seed = 0) -> SourceSet:
+    """The sources ``model`` is fitted on.
+
+    Models that train on the complete table (``trains_on_complete``: the CTGAN baseline, which
+    the paper gave the complete training data, Section 4.3) get it as one source, capped at
+    ``cfg.ctgan_max_rows`` rows when set; every other model gets the (internal, external)
+    separation of ``overlap`` (a baseline without an overlap uses the dataset's first).
+    """
+    if getattr(model, "trains_on_complete", False):
+        train = prep.train
+        if cfg.ctgan_max_rows is not None and len(train) > cfg.ctgan_max_rows:
+            train = train.sample(cfg.ctgan_max_rows, random_state=seed_int(seed, "complete-rows"))
+        return SourceSet.single(train)
+    internal, external = separate(prep.train, prep.dataset, overlap or prep.spec.overlaps[0])
+    return SourceSet.pair(internal, external)
+
+
 def synthesize(prep: Prepared, cfg: ProtocolConfig, *, seed: int = 0,
                progress: bool = False) -> list[SyntheticSet]:
     """Fit every estimator of every separation plus both baselines; sample ``len(test)`` rows."""
@@ -174,18 +150,11 @@ def synthesize(prep: Prepared, cfg: ProtocolConfig, *, seed: int = 0,
 
     n, out, cols = len(prep.test), [], list(prep.test.columns)
     jobs = planned_sets(prep.spec, cfg)
-    for k, (method, overlap) in enumerate(tqdm(jobs, desc=prep.dataset, disable=not progress)):
-        model = make_estimator(method, cfg, seed=seed + k)
-        if method == "CTGAN":
-            train = prep.train
-            if cfg.ctgan_max_rows is not None and len(train) > cfg.ctgan_max_rows:
-                train = train.sample(cfg.ctgan_max_rows, random_state=seed)
-            model.fit(train)
-        else:
-            internal, external = separate(prep.train, prep.dataset,
-                                             overlap or prep.spec.overlaps[0])
-            model.fit(internal, external)
-        data = model.sample(n, seed=seed + k)[cols].astype(prep.test.dtypes.to_dict())
+    for method, overlap in tqdm(jobs, desc=prep.dataset, disable=not progress):
+        model = make_estimator(method, cfg, seed=child(seed, "fit", method, overlap or "-"))
+        model.fit(training_sources(prep, cfg, model, overlap, seed=seed))
+        data = model.sample(n, seed=child(seed, "sample", method, overlap or "-"))
+        data = data[cols].astype(prep.test.dtypes.to_dict())
         out.append(SyntheticSet(method, overlap, data))
     return out
 
@@ -204,7 +173,8 @@ def fidelity_table(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: Proto
     if cfg.reference:  # real rows the estimators saw, test-sized: what a perfect generator gets
         n = min(len(prep.test), len(prep.train))
         sets.append(("Reference", "", REFERENCE_LABEL,
-                     prep.train.sample(n, random_state=seed).reset_index(drop=True)))
+                     prep.train.sample(n, random_state=seed_int(seed, "reference"))
+                     .reset_index(drop=True)))
     rows = []
     for method, overlap, label, data in sets:
         row = {"dataset": prep.dataset, "method": method, "overlap": overlap, "label": label,

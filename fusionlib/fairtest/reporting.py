@@ -14,8 +14,6 @@ import pandas as pd
 from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.audit import train_audited_tree
-from fusionlib.fairtest.fairness import fairness_metrics
-from fusionlib.fairtest.metrics import TVComplement
 from fusionlib.fairtest.protocol import (
     BASELINES,
     OUR_METHODS,
@@ -25,6 +23,8 @@ from fusionlib.fairtest.protocol import (
     make_estimator,
 )
 from fusionlib.fairtest.separation import separate
+from fusionlib.metrics.fairness import fairness_metrics
+from fusionlib.metrics.fidelity import TVComplement
 
 __all__ = [
     "side_by_side", "dataset_means", "dm_gap_to_baselines", "beats_baselines", "mean_dcc",
@@ -100,7 +100,7 @@ def mean_dcc(matrices: dict[str, pd.DataFrame]) -> pd.Series:
 
 def figure4_inputs(result: DatasetResult, metrics: Sequence[str] = ("DI", "AOD")
                    ) -> tuple[dict[str, pd.DataFrame], dict[str, str], list[tuple[str, str]]]:
-    """Arguments of :func:`~fusionlib.fairtest.fairness.plot_fairness_boxes` for one dataset.
+    """Arguments of :func:`~fusionlib.metrics.fairness.plot_fairness_boxes` for one dataset.
 
     Per separation: the real test set under that separation's tree, then our three methods;
     last the baselines (under the first separation's tree, as in Table 9).
@@ -154,7 +154,7 @@ def latent_sensitivity(prep: Prepared, overlap: str, em_seeds: Sequence[int], *,
 def register_claim(run: object, claim_id: str, where: str, quantity: str, paper: float,
                    ours: float, *, tolerance: float, status: str = "run",
                    not_run_reason: str = "", why: str = "") -> object:
-    """Register one numeric scorecard claim on ``run`` (a :class:`fusionlib.experiment.Run`).
+    """Register one numeric scorecard claim on ``run`` (a :class:`fusionlib.compendium.run.Run`).
 
     ``status != "run"`` or a non-finite ``ours`` gives verdict "not run" with
     ``not_run_reason``; otherwise the verdict is computed from ``tolerance`` and, when it

@@ -20,8 +20,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from fusionlib.checks import check_choice
 from fusionlib.errors import InvalidInputError
-from fusionlib.gan._validate import check_choice
 
 __all__ = ["LOSSES", "check_loss", "critic_loss", "generator_loss", "soft_label_bce"]
 

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from fusionlib.checks import is_int
+from fusionlib import rng
+from fusionlib.checks import check_choice, check_positive_int, is_int
 from fusionlib.errors import InvalidInputError
-from fusionlib.gan._validate import check_choice, check_positive_int
 
 __all__ = ["Critic", "Generator", "init_parameters", "tabular_networks", "toy_networks"]
 
@@ -35,7 +35,7 @@ def _hidden(hidden: Sequence[int]) -> tuple[int, ...]:
 @torch.no_grad()
 def init_parameters(module: nn.Module, seed: int) -> nn.Module:
     """(Re)initialise every Linear, BatchNorm and spectral-norm vector of ``module``."""
-    g = torch.Generator().manual_seed(seed)
+    g = rng.torch_generator(seed, "init")
     for m in module.modules():
         if isinstance(m, nn.Linear):
             weight = m.parametrizations.weight.original if _has_sn(m) else m.weight
@@ -106,7 +106,7 @@ class Critic(nn.Module):
     """
 
     def __init__(self, in_dim: int, hidden: Sequence[int] = (64, 64), *, conditional: bool = False,
-                 spectral_norm: bool = False, seed: int = 0) -> None:
+                 spectral_norm: bool = False, seed: object = 0) -> None:
         super().__init__()
         check_positive_int("in_dim", in_dim)
         widths = (in_dim + int(conditional), *_hidden(hidden))
@@ -145,7 +145,7 @@ class Generator(nn.Module):
 
     def __init__(self, latent_dim: int, out_dim: int, hidden: Sequence[int] = (64, 64), *,
                  conditional: bool = False, batch_norm: bool = False,
-                 head: nn.Module | None = None, seed: int = 0) -> None:
+                 head: nn.Module | None = None, seed: object = 0) -> None:
         super().__init__()
         check_positive_int("latent_dim", latent_dim)
         check_positive_int("out_dim", out_dim)
@@ -159,7 +159,7 @@ class Generator(nn.Module):
         self.body = nn.Sequential(*layers)
         init_parameters(self.body, seed)
         self.head = head if head is not None else init_parameters(
-            _linear(widths[-1], out_dim, False), seed + 1)
+            _linear(widths[-1], out_dim, False), rng.child(seed, "head"))
         self.latent_dim, self.out_dim, self.conditional = latent_dim, out_dim, conditional
 
     def forward(self, z: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
@@ -173,12 +173,14 @@ def toy_networks(size: str = "small", *, conditional: bool, seed: int, latent_di
 
     ``"paper"``: 4 hidden layers of 256 ReLU units in both networks (Figure 1: d = g = 5);
     ``"small"``: 2 hidden layers of 64 (the CPU-scale choice). Latent dimension 4 (Figure 1).
-    The critic is seeded with ``seed + 10_007`` so the two networks never share a stream.
+    The generator and critic are initialised on the streams ``(seed, "generator")`` and
+    ``(seed, "critic")`` (:mod:`fusionlib.rng`), so the two networks never share a stream.
     """
     check_choice("toy network size", size, TOY_SIZES)
     hidden = (256,) * 4 if size == "paper" else (64, 64)
-    gen = Generator(latent_dim, data_dim, hidden, conditional=conditional, seed=seed)
-    critic = Critic(data_dim, hidden, conditional=conditional, seed=seed + 10_007)
+    gen = Generator(latent_dim, data_dim, hidden, conditional=conditional,
+                    seed=rng.child(seed, "generator"))
+    critic = Critic(data_dim, hidden, conditional=conditional, seed=rng.child(seed, "critic"))
     return gen, critic
 
 
@@ -187,6 +189,6 @@ def tabular_networks(data_dim: int, *, conditional: bool, seed: int, latent_dim:
     """Table 9 networks: critic 7 hidden ReLU layers of 64; generator latent 16, 7 hidden layers
     of 64 with batch norm and ReLU, then ``head`` (default: linear to ``data_dim``)."""
     gen = Generator(latent_dim, data_dim, (64,) * 7, conditional=conditional, batch_norm=True,
-                    head=head, seed=seed)
-    critic = Critic(data_dim, (64,) * 7, conditional=conditional, seed=seed + 10_007)
+                    head=head, seed=rng.child(seed, "generator"))
+    critic = Critic(data_dim, (64,) * 7, conditional=conditional, seed=rng.child(seed, "critic"))
     return gen, critic

@@ -22,8 +22,8 @@ from collections.abc import Callable
 import torch
 import torch.autograd.forward_ad as fwad
 
+from fusionlib.checks import check_choice
 from fusionlib.errors import InvalidInputError
-from fusionlib.gan._validate import check_choice
 
 __all__ = [
     "PENALTIES",

@@ -1,35 +1,38 @@
-"""Algorithm 3 training loop: it only orchestrates (draw inputs, critic steps, generator step,
-logging, callbacks, checkpoints). Losses live in :mod:`fusionlib.gan.objectives`.
+"""The one training loop of the package: it runs any :class:`~fusionlib.gan.step.TrainingStep`.
 
-Determinism: every random draw comes from one :class:`torch.Generator` seeded with ``seed``;
-its state is checkpointed with the networks and optimisers, so on CPU a resumed run is bitwise
-identical to an uninterrupted one.
+The trainer owns the loop, the optimisers, callbacks, the progress bar, checkpoints with a bitwise
+resume, torch threads, the device, and the stop at the first non-finite loss; a method only
+supplies its step.
+
+Determinism: every random draw of training comes from one :class:`torch.Generator` on the stream
+``rng.torch_generator(seed, "train")``; its state is checkpointed with the modules and optimisers,
+so on CPU a resumed run is bitwise identical to an uninterrupted one.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+import pickle
+import zipfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
-from fusionlib.checks import is_int
-from fusionlib.errors import InvalidInputError, NotFittedError
-from fusionlib.gan._validate import check_matrix, check_positive_int, check_probability
-from fusionlib.gan.config import GANConfig
-from fusionlib.gan.objectives import critic_objective, draw_step_inputs, generator_objective
-from fusionlib.gan.tempering import reference_noise, temperature
+from fusionlib import rng as rng_mod
+from fusionlib.checks import check_nonneg_int, check_positive_int
+from fusionlib.errors import InvalidInputError, NotFittedError, TrainingDivergedError
+from fusionlib.gan.step import Batch, TrainingStep
 from fusionlib.io import atomic_write
 
-__all__ = ["GANTrainer"]
+__all__ = ["Trainer", "Callback"]
 
-Callback = Callable[["GANTrainer", int], None]
-_FORMAT = 1
+Callback = Callable[["Trainer", int], None]
+_FORMAT = 2
 
 
 @contextmanager
@@ -44,197 +47,193 @@ def _threads(n: int | None):
         torch.set_num_threads(previous)
 
 
-def _fingerprint(data: torch.Tensor) -> str:
-    return hashlib.sha256(data.detach().cpu().contiguous().numpy().tobytes()).hexdigest()
+def _fingerprint(data: Batch) -> str:
+    h = hashlib.sha256()
+    for t in data:
+        h.update(str(tuple(t.shape)).encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
 
 
-class GANTrainer:
-    """Trains a generator/critic pair by Algorithm 3 with any configured loss and penalty.
+def _plain(seed: object) -> object:
+    return list(seed) if isinstance(seed, tuple) else seed
+
+
+class Trainer:
+    """Trains a :class:`~fusionlib.gan.step.TrainingStep`.
 
     Parameters
     ----------
-    config:
-        The method's :class:`~fusionlib.gan.config.GANConfig`.
-    generator, critic:
-        Networks (see :mod:`fusionlib.gan.networks`); conditional ones iff ``config.conditional``.
+    step:
+        The method (its modules, one iteration, sampling).
     seed:
-        Seed of every random draw in training (minibatches, alpha, noise, penalty points).
+        Root of every random draw in training (an int, or a tuple from :func:`fusionlib.rng.child`).
     device:
         Torch device string; bitwise reproducibility is guaranteed on CPU only.
     n_threads:
-        Torch intra-op threads during ``fit``; 1 is fastest for these small MLPs on a CPU
-        (see ``benchmarks/bench_ptgan.py``); None keeps the current setting.
+        Torch intra-op threads during ``fit``; 1 is fastest for small MLPs on a CPU
+        (``benchmarks/bench_ptgan.py``); None keeps the current setting.
     checkpoint_path, checkpoint_every:
-        Save an (atomic) checkpoint every ``checkpoint_every`` iterations and at the end; ``fit``
+        Save an atomic checkpoint every ``checkpoint_every`` iterations and at the end; ``fit``
         resumes from an existing checkpoint and refuses one made with other settings.
     log_every:
-        Record losses in ``history_`` every ``log_every`` iterations.
+        Record losses in ``history_`` every ``log_every`` iterations (0: never).
     progress:
-        Show a tqdm progress bar.
+        Show a progress bar.
     """
 
-    def __init__(self, config: GANConfig, generator: torch.nn.Module, critic: torch.nn.Module,
-                 *, seed: int, device: str = "cpu", n_threads: int | None = 1,
+    def __init__(self, step: TrainingStep, *, seed: object, device: str = "cpu",
+                 n_threads: int | None = 1,
                  checkpoint_path: str | os.PathLike[str] | None = None,
                  checkpoint_every: int = 0, log_every: int = 10, progress: bool = False) -> None:
-        self.config, self.generator, self.critic = config, generator, critic
-        self.seed, self.device, self.n_threads = seed, device, n_threads
+        self.step, self.seed, self.device, self.n_threads = step, seed, device, n_threads
         self.checkpoint_path, self.checkpoint_every = checkpoint_path, checkpoint_every
         self.log_every, self.progress = log_every, progress
 
     # ------------------------------------------------------------------ setup
-    def _validate(self, data: torch.Tensor) -> None:
-        if not isinstance(self.config, GANConfig):
-            raise InvalidInputError("config must be a GANConfig; use default_config(method)")
-        if not is_int(self.seed):
-            raise InvalidInputError(f"seed must be an int, got {self.seed!r}")
-        check_matrix("data", data)
-        for name, net in (("generator", self.generator), ("critic", self.critic)):
-            if getattr(net, "conditional", self.config.conditional) != self.config.conditional:
-                raise InvalidInputError(
-                    f"{name}.conditional differs from config.conditional="
-                    f"{self.config.conditional}; build the networks with the same setting")
-        latent = getattr(self.generator, "latent_dim", self.config.latent_dim)
-        if latent != self.config.latent_dim:
+    def _check_settings(self) -> None:
+        if not isinstance(self.step, TrainingStep):
             raise InvalidInputError(
-                f"generator latent_dim {latent} != config latent_dim {self.config.latent_dim}")
+                f"step must be a TrainingStep, got {type(self.step).__name__}")
+        rng_mod.child(self.seed)  # validates the seed
+        check_nonneg_int("checkpoint_every", self.checkpoint_every)
+        check_nonneg_int("log_every", self.log_every)
+        if self.checkpoint_every and self.checkpoint_path is None:
+            raise InvalidInputError(
+                "checkpoint_every > 0 needs a checkpoint_path; pass one or set checkpoint_every=0")
+        if self.n_threads is not None:
+            check_positive_int("n_threads", self.n_threads)
 
-    def _setup(self, data: torch.Tensor) -> None:
-        cfg = self.config
-        self.generator.to(self.device).train()
-        self.critic.to(self.device).train()
-        self.opt_g_ = self._adam(self.generator, cfg.lr_g)
-        self.opt_d_ = self._adam(self.critic, cfg.lr_d)
-        self.rng_ = torch.Generator(device=self.device).manual_seed(self.seed)
+    def _setup(self, data: Batch) -> None:
+        modules = self.step.modules()
+        for m in modules.values():
+            m.to(self.device).train()
+        self.optimizers_ = {k: spec.build(modules) for k, spec in self.step.optimizers().items()}
+        self.rng_ = rng_mod.torch_generator(self.seed, "train", device=self.device)
         self.iteration_, self.history_ = 0, []
         self._data_sha = _fingerprint(data)
 
-    def _adam(self, net: torch.nn.Module, lr: float) -> torch.optim.Adam:
-        # the fused kernel is about 3x faster than the per-tensor loop for these small MLPs
-        # (measured in benchmarks/bench_ptgan.py) and is deterministic on CPU
-        betas = (float(self.config.betas[0]), float(self.config.betas[1]))
-        return torch.optim.Adam(net.parameters(), lr=lr, betas=betas, fused=True)
-
     def _signature(self) -> dict:
-        return {"format": _FORMAT, "config": self.config.to_dict(), "seed": self.seed,
-                "generator": repr(self.generator), "critic": repr(self.critic),
+        return {"format": _FORMAT, "step": type(self.step).__name__,
+                "hyperparameters": self.step.signature(), "seed": _plain(self.seed),
                 "data_sha256": self._data_sha}
 
     # ------------------------------------------------------------------ training
-    def fit(self, data: torch.Tensor | np.ndarray, n_iter: int, *,
-            callback: Callback | None = None, callback_at: Iterable[int] = ()) -> GANTrainer:
+    def fit(self, data: object, n_iter: int, *, callback: Callback | None = None,
+            callback_at: Iterable[int] = ()) -> Trainer:
         """Train until ``n_iter`` iterations in total (continuing a fitted or checkpointed run).
 
         ``callback(trainer, iteration)`` runs after each iteration listed in ``callback_at``
-        (1-based). Callbacks must not draw from ``trainer.rng_`` (use ``sample(seed=...)``).
-        A fitted trainer only continues on the data it was fitted on; other data raise
-        :class:`~fusionlib.errors.InvalidInputError` (build a new trainer for them).
+        (1-based); callbacks must not draw from ``trainer.rng_``. A fitted trainer only continues
+        on the data it was fitted on. A non-finite loss stops training with
+        :class:`~fusionlib.errors.TrainingDivergedError` naming the iteration; the last
+        checkpoint written before it is kept.
         """
-        data = torch.as_tensor(data, dtype=torch.float32).to(self.device)
-        self._validate(data)
+        self._check_settings()
         check_positive_int("n_iter", n_iter)
+        batch = self.step.prepare(data, self.device)
         if not hasattr(self, "iteration_"):
-            self._setup(data)
-            self._maybe_resume()
-        elif _fingerprint(data) != self._data_sha:
+            self._setup(batch)
+            self._maybe_resume(n_iter)
+        elif _fingerprint(batch) != self._data_sha:
             raise InvalidInputError(
                 f"this trainer was fitted on other data (it is at iteration {self.iteration_}); "
-                "fit continues a run on the same data only. Build a new GANTrainer (with fresh "
+                "fit continues a run on the same data only. Build a new Trainer (with fresh "
                 "networks) to train on these data")
         at = set(callback_at)
         with _threads(self.n_threads):
             bar = tqdm(total=n_iter, initial=self.iteration_, disable=not self.progress,
-                       desc=self.config.method, leave=False)
-            while self.iteration_ < n_iter:
-                self._iteration(data)
-                self.iteration_ += 1
-                bar.update(1)
-                if callback is not None and self.iteration_ in at:
-                    callback(self, self.iteration_)
-                if self.checkpoint_every and self.iteration_ % self.checkpoint_every == 0:
-                    self.save_checkpoint()
-            bar.close()
+                       desc=self.step.name, leave=False)
+            try:
+                while self.iteration_ < n_iter:
+                    self._one(batch)
+                    bar.update(1)
+                    if callback is not None and self.iteration_ in at:
+                        callback(self, self.iteration_)
+                    if self.checkpoint_every and self.iteration_ % self.checkpoint_every == 0:
+                        self.save_checkpoint()
+            finally:
+                bar.close()
         if self.checkpoint_path is not None:
             self.save_checkpoint()
         return self
 
-    def _iteration(self, data: torch.Tensor) -> None:
-        cfg = self.config
-        inputs = draw_step_inputs(data, cfg, self.rng_)
-        t = inputs.t
-        # Algorithm 3 evaluates the critic steps and the generator step at the same G^(t) and z,
-        # so one generator forward pass serves both
-        fake = self.generator(inputs.z, t) if t is not None else self.generator(inputs.z)
-        for _ in range(cfg.n_critic):
-            d_total, parts = critic_objective(self.critic, fake.detach(), inputs, cfg, self.rng_)
-            self.opt_d_.zero_grad(set_to_none=True)
-            d_total.backward()
-            self.opt_d_.step()
-        self.critic.requires_grad_(False)  # no critic weight-gradients in the generator step
-        try:
-            g_loss = generator_objective(self.critic, fake, inputs, cfg)
-            self.opt_g_.zero_grad(set_to_none=True)
-            g_loss.backward()
-            self.opt_g_.step()
-        finally:
-            self.critic.requires_grad_(True)
-        if self.log_every and (self.iteration_ + 1) % self.log_every == 0:
-            self.history_.append({"iteration": self.iteration_ + 1,
-                                  "d_loss": float(parts["d_loss"]),
-                                  "g_loss": float(g_loss.detach()),
-                                  "penalty": float(parts["penalty"])})
+    def _one(self, batch: Batch) -> None:
+        losses = self.step.iteration(batch, self.rng_, self.optimizers_)
+        values = {k: float(v) for k, v in losses.items()}
+        bad = sorted(k for k, v in values.items() if not math.isfinite(v))
+        if bad:
+            kept = (f"the last checkpoint ({self.checkpoint_path}) is kept"
+                    if self.checkpoint_path is not None else "no checkpoint was written")
+            raise TrainingDivergedError(
+                f"non-finite loss {bad} = {[values[k] for k in bad]} at iteration "
+                f"{self.iteration_ + 1}; training stopped and {kept}. Lower the learning rate, "
+                "check the data scale, or raise the penalty weight")
+        self.iteration_ += 1
+        if self.log_every and self.iteration_ % self.log_every == 0:
+            self.history_.append({"iteration": self.iteration_, **values})
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
         """Write the full training state atomically to ``checkpoint_path``."""
         if self.checkpoint_path is None:
             raise InvalidInputError("no checkpoint_path was given to the trainer")
+        if not hasattr(self, "iteration_"):
+            raise NotFittedError("nothing to checkpoint before fit()")
         state = {**self._signature(), "iteration": self.iteration_, "history": self.history_,
-                 "generator_state": self.generator.state_dict(),
-                 "critic_state": self.critic.state_dict(),
-                 "opt_g": self.opt_g_.state_dict(), "opt_d": self.opt_d_.state_dict(),
+                 "modules": {k: m.state_dict() for k, m in self.step.modules().items()},
+                 "optimizers": {k: o.state_dict() for k, o in self.optimizers_.items()},
                  "rng_state": self.rng_.get_state()}
         return atomic_write(self.checkpoint_path, lambda p: torch.save(state, p))
 
-    def _maybe_resume(self) -> None:
+    def _load(self) -> dict:
+        path = self.checkpoint_path
+        if Path(path).is_dir():
+            raise InvalidInputError(f"checkpoint_path {path} is a folder; give a file path")
+        try:
+            state = torch.load(path, map_location=self.device, weights_only=True)
+        except (RuntimeError, EOFError, OSError, pickle.UnpicklingError, zipfile.BadZipFile,
+                ValueError, KeyError, AttributeError) as exc:
+            raise InvalidInputError(
+                f"checkpoint {path} cannot be read as a trainer checkpoint (truncated, or another "
+                f"kind of file: {type(exc).__name__}); delete it, or use another checkpoint_path "
+                "to start afresh") from None
+        if not isinstance(state, dict) or state.get("format") != _FORMAT:
+            raise InvalidInputError(
+                f"checkpoint {path} is not a checkpoint of this trainer (format "
+                f"{state.get('format') if isinstance(state, dict) else '?'}, expected {_FORMAT}); "
+                "delete it, or use another checkpoint_path")
+        return state
+
+    def _maybe_resume(self, n_iter: int) -> None:
         if self.checkpoint_path is None or not Path(self.checkpoint_path).exists():
             return
-        state = torch.load(self.checkpoint_path, map_location=self.device, weights_only=True)
-        mine = self._signature()
+        state, mine = self._load(), self._signature()
         differ = sorted(k for k in mine if state.get(k) != mine[k])
         if differ:
             raise InvalidInputError(
                 f"checkpoint {self.checkpoint_path} was made with different {differ}; "
                 "delete it or use another checkpoint_path to start afresh")
-        self.generator.load_state_dict(state["generator_state"])
-        self.critic.load_state_dict(state["critic_state"])
-        self.opt_g_.load_state_dict(state["opt_g"])
-        self.opt_d_.load_state_dict(state["opt_d"])
+        if int(state["iteration"]) > n_iter:
+            raise InvalidInputError(
+                f"checkpoint {self.checkpoint_path} is at iteration {state['iteration']}, past "
+                f"n_iter={n_iter}; ask for at least {state['iteration']} iterations or delete it")
+        for k, m in self.step.modules().items():
+            m.load_state_dict(state["modules"][k])
+        for k, o in self.optimizers_.items():
+            o.load_state_dict(state["optimizers"][k])
         self.rng_.set_state(state["rng_state"].cpu())  # generator states are CPU byte tensors
         self.iteration_, self.history_ = int(state["iteration"]), list(state["history"])
 
     # ------------------------------------------------------------------ sampling
-    @torch.no_grad()
-    def sample(self, n: int, *, alpha: float = 1.0, seed: int = 0) -> torch.Tensor:
-        """Draw ``n`` points (n, d) on CPU from the generator at level ``alpha`` (1 = the data).
+    def sample(self, n: int, *, seed: object = 0, **options: object) -> torch.Tensor:
+        """Draw ``n`` samples on CPU on the stream ``(seed, "sample")``.
 
-        Uses eval mode (batch-norm running statistics) and its own seed, so sampling never
-        changes the training state.
+        Sampling has its own generator, so it never changes the training state; ``options``
+        go to the step's ``sample`` (e.g. ``alpha`` for PTGAN).
         """
         if not hasattr(self, "iteration_"):
             raise NotFittedError("call fit(data, n_iter) before sample()")
         check_positive_int("n", n)
-        check_probability("alpha", alpha)
-        if alpha != 1.0 and not self.config.conditional:
-            raise InvalidInputError("an unconditional generator only samples at alpha = 1")
-        cfg, g = self.config, torch.Generator(device=self.device).manual_seed(seed)
-        a = torch.full((n,), float(alpha), device=self.device)
-        z = reference_noise(n, cfg.latent_dim, g, alpha=a, interpolated=cfg.interpolated_noise,
-                            distribution=cfg.noise, device=self.device)
-        was_training = self.generator.training
-        self.generator.eval()
-        try:
-            out = self.generator(z, temperature(a)) if cfg.conditional else self.generator(z)
-        finally:
-            self.generator.train(was_training)
-        return out.cpu()
+        g = rng_mod.torch_generator(seed, "sample", device=self.device)
+        return self.step.sample(n, g, **options).cpu()

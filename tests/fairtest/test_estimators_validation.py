@@ -63,23 +63,23 @@ def test_non_positive_n_raises(make, n):
         model.sample(n, seed=0)
 
 
-def test_non_integer_n_or_seed_raises_type_error(make):
+def test_non_integer_n_or_seed_raises_invalid_input(make):
     model = make().fit(INTERNAL, EXTERNAL)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="n must be an int"):
         model.sample(2.5, seed=0)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="n must be an int"):
         model.sample(True, seed=0)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="seed"):
         model.sample(3, seed="zero")
 
 
-def test_non_dataframe_input_raises_type_error(make):
-    with pytest.raises(TypeError, match="DataFrame"):
+def test_non_dataframe_input_raises_invalid_input(make):
+    with pytest.raises(InvalidInputError, match="SourceSet"):
         make().fit(INTERNAL.to_numpy(), EXTERNAL)
 
 
 def test_empty_table_raises(make):
-    with pytest.raises(InvalidInputError, match="empty"):
+    with pytest.raises(InvalidInputError, match="no rows"):
         make().fit(INTERNAL.iloc[:0], EXTERNAL)
 
 

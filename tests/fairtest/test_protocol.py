@@ -8,7 +8,6 @@ import pytest
 
 import fusionlib.data
 from fusionlib.errors import DataUnavailableError, InvalidInputError
-from fusionlib.fairtest.fairness import FAIRNESS_METRICS
 from fusionlib.fairtest.protocol import (
     ProtocolConfig,
     dcc_matrices,
@@ -17,6 +16,8 @@ from fusionlib.fairtest.protocol import (
     run_protocol,
     synthesize,
 )
+from fusionlib.metrics.fairness import FAIRNESS_METRICS
+from fusionlib.rng import seed_int
 from tests.fairtest.conftest import FAST, compas_like
 
 
@@ -116,13 +117,17 @@ class _RecordingCTGAN:
     def __init__(self, *, epochs: int, seed: int) -> None:
         self.epochs = epochs
 
-    def fit(self, data: pd.DataFrame) -> _RecordingCTGAN:
+    trains_on_complete = True
+
+    def fit(self, sources) -> _RecordingCTGAN:
+        (data,) = sources.values()  # one complete table
         self.fitted_on.append(data)
         self.data_ = data
         return self
 
     def sample(self, n: int, seed: int) -> pd.DataFrame:
-        return self.data_.sample(n, replace=True, random_state=seed).reset_index(drop=True)
+        return self.data_.sample(n, replace=True, random_state=seed_int(seed)).reset_index(
+            drop=True)
 
 
 def test_ctgan_baseline_is_trained_on_the_complete_training_table(monkeypatch):

@@ -80,12 +80,12 @@ def test_latent_sensitivity_same_em_seeds_same_rows_other_em_seeds_other_rows(co
 
 
 class _FakeRun:
-    """The two members of fusionlib.experiment.Run that register_claim uses (no torch import)."""
+    """The two members of fusionlib.compendium.run.Run that register_claim uses (no torch)."""
 
     scale = "smoke"
 
     def claim(self, claim_id, seed_file, where, quantity, paper, ours, **kw):
-        from fusionlib.claims import make_claim
+        from fusionlib.compendium.claims import make_claim
 
         return make_claim(claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
                           experiment="t", **kw)

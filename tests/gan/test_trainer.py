@@ -5,21 +5,23 @@ import pytest
 import torch
 
 from fusionlib.errors import InvalidInputError, NotFittedError
-from fusionlib.gan.config import METHODS, default_config
 from fusionlib.gan.networks import tabular_networks, toy_networks
-from fusionlib.gan.trainer import GANTrainer
+from fusionlib.gan.trainer import Trainer
+from fusionlib.ptgan.config import METHODS, default_config
+from fusionlib.ptgan.step import ptgan_trainer
 
 DATA = np.random.default_rng(0).normal(size=(300, 2)).astype(np.float32)
 
 
-def make(method: str = "pt+cp", seed: int = 0, net_seed: int = 0, **kw) -> GANTrainer:
+def make(method: str = "pt+cp", seed: int = 0, net_seed: int = 0, **kw) -> Trainer:
     cfg = default_config(method, batch_size=32)
     g, c = toy_networks("small", conditional=cfg.conditional, seed=net_seed)
-    return GANTrainer(cfg, g, c, seed=seed, log_every=1, **kw)
+    return ptgan_trainer(cfg, g, c, seed=seed, log_every=1, **kw)
 
 
-def weights(tr: GANTrainer) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in (*tr.generator.parameters(), *tr.critic.parameters())]
+def weights(tr: Trainer) -> list[torch.Tensor]:
+    nets = (tr.step.generator, tr.step.critic)
+    return [p.detach().clone() for net in nets for p in net.parameters()]
 
 
 def same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
@@ -45,7 +47,7 @@ class Interrupted(Exception):
     """Raised by a callback to simulate a crash in the middle of training."""
 
 
-def crash(trainer: GANTrainer, iteration: int) -> None:
+def crash(trainer: Trainer, iteration: int) -> None:
     raise Interrupted(iteration)
 
 
@@ -69,7 +71,7 @@ def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
 
 def test_fit_on_other_data_after_fitting_raises():
     tr = make().fit(DATA, 3)
-    with pytest.raises(InvalidInputError, match="other data.*new GANTrainer"):
+    with pytest.raises(InvalidInputError, match="other data.*new Trainer"):
         tr.fit(DATA[::-1].copy(), 6)
     assert tr.iteration_ == 3  # nothing was reset
 
@@ -85,8 +87,8 @@ def test_resume_refuses_other_hyperparameters(tmp_path):
     make(checkpoint_path=path).fit(DATA, 3)
     cfg = default_config("pt+cp", batch_size=32, penalty_weight=10.0)
     g, c = toy_networks("small", conditional=True, seed=0)
-    with pytest.raises(InvalidInputError, match="config"):
-        GANTrainer(cfg, g, c, seed=0, checkpoint_path=path).fit(DATA, 6)
+    with pytest.raises(InvalidInputError, match="hyperparameters"):
+        ptgan_trainer(cfg, g, c, seed=0, checkpoint_path=path).fit(DATA, 6)
     with pytest.raises(InvalidInputError, match="seed"):
         make(seed=9, checkpoint_path=path).fit(DATA, 6)
 
@@ -128,8 +130,8 @@ def test_batch_norm_generator_trains_and_samples_in_eval_mode():
     cfg = default_config("pt+cp", r=0.5, latent_dim=16, batch_size=16)
     g, c = tabular_networks(6, conditional=True, seed=0)
     data = np.random.default_rng(1).uniform(-1, 1, size=(100, 6))
-    tr = GANTrainer(cfg, g, c, seed=0).fit(data, 3)
-    assert tr.generator.training
+    tr = ptgan_trainer(cfg, g, c, seed=0).fit(data, 3)
+    assert tr.step.generator.training
     assert torch.equal(tr.sample(7, seed=1), tr.sample(7, seed=1))
 
 
@@ -151,6 +153,6 @@ def test_bad_inputs_raise():
     cfg = default_config("pt+cp")
     g, c = toy_networks("small", conditional=False, seed=0)
     with pytest.raises(InvalidInputError, match="conditional"):
-        GANTrainer(cfg, g, c, seed=0).fit(DATA, 1)
+        ptgan_trainer(cfg, g, c, seed=0).fit(DATA, 1)
     with pytest.raises(InvalidInputError, match="checkpoint_path"):
         make().fit(DATA, 1).save_checkpoint()

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from fusionlib.data.sources import as_source_set
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.fairtest.estimators.validation import (
     EncodedPair,
@@ -25,6 +26,7 @@ from fusionlib.fairtest.estimators.validation import (
     encode,
     validate_pair,
 )
+from fusionlib.rng import numpy_rng
 
 __all__ = ["JointEstimator"]
 
@@ -42,23 +44,29 @@ class JointEstimator(BaseEstimator):
     ``external_only_``, ``categories_`` (see :class:`EncodedPair`).
     """
 
-    def fit(self, internal: pd.DataFrame, external: pd.DataFrame) -> JointEstimator:
+    #: trained on separated sources (not on the complete table, unlike the CTGAN baseline)
+    trains_on_complete = False
+
+    def fit(self, sources: object, external: pd.DataFrame | None = None) -> JointEstimator:
         """Learn the joint distribution from the internal and external tables.
 
         Parameters
         ----------
-        internal : DataFrame, shape (n_internal, d_internal)
-            Table holding the model features and label (no protected attribute).
-        external : DataFrame, shape (n_external, d_external)
-            Table holding the protected attributes; shares the overlap column(s) with
-            ``internal``. Row counts may differ.
+        sources : SourceSet with two tables, or DataFrame
+            The two sources in the order (internal, external): the internal table holds
+            the model features and label (no protected attribute), the external one the
+            protected attributes; they share the overlap column(s); row counts may differ.
+            A DataFrame is read as the internal table and needs ``external``.
+        external : DataFrame, optional
+            The external table when ``sources`` is the internal DataFrame.
 
         Returns
         -------
         self
         """
         self._check_params()
-        pair = validate_pair(internal, external)
+        src = as_source_set(sources, external).require(2)
+        pair = validate_pair(src[src.names[0]], src[src.names[1]])
         self.columns_ = list(pair.columns)
         self.overlap_ = list(pair.overlap)
         self.internal_only_ = list(pair.internal_only)
@@ -83,7 +91,7 @@ class JointEstimator(BaseEstimator):
         """
         self._check_fitted()
         check_n_and_seed(n, seed)
-        codes = self._sample_codes(int(n), np.random.default_rng(seed))
+        codes = self._sample_codes(int(n), numpy_rng(seed, "sample"))
         return self._decode(codes, self.columns_)
 
     def joint_proba(self, rows: pd.DataFrame) -> np.ndarray:
@@ -154,7 +162,7 @@ class JointEstimator(BaseEstimator):
 
     def _encode_rows(self, rows: object, columns) -> np.ndarray:
         if not isinstance(rows, pd.DataFrame):
-            raise TypeError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
+            raise InvalidInputError(f"rows must be a pandas DataFrame, got {type(rows).__name__}")
         missing = [c for c in columns if c not in rows.columns]
         if missing:
             raise InvalidInputError(

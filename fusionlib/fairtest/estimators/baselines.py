@@ -17,9 +17,11 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from fusionlib.checks import is_int
+from fusionlib.data.sources import as_source_set
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.fairtest.estimators.base import JointEstimator
 from fusionlib.fairtest.estimators.validation import EncodedPair, check_n_and_seed, check_table
+from fusionlib.rng import child, seed_int
 
 __all__ = ["CTGANBaseline", "CTGANDefaults", "CTGAN_DEFAULTS", "IndependentModel"]
 
@@ -146,7 +148,8 @@ class CTGANBaseline(BaseEstimator):
         self.seed = seed
 
     def _check_params(self) -> None:
-        for name in ("epochs", "batch_size", "seed"):
+        child(self.seed)
+        for name in ("epochs", "batch_size"):
             value = getattr(self, name)
             if not is_int(value):
                 raise InvalidInputError(f"{name} must be an int, got {value!r}")
@@ -158,25 +161,33 @@ class CTGANBaseline(BaseEstimator):
                 f"{self.batch_size}"
             )
 
-    def fit(self, data: pd.DataFrame) -> CTGANBaseline:
+    #: the paper gave CTGAN the complete training table (Section 4.3)
+    trains_on_complete = True
+
+    def fit(self, sources: object) -> CTGANBaseline:
         """Train CTGAN on the complete training table (every column treated as discrete).
 
         Parameters
         ----------
-        data : DataFrame, shape (n, d)
+        sources : SourceSet with one table, or DataFrame, shape (n, d)
             The complete training data (internal and external columns together).
         """
         from ctgan import CTGAN  # imported here: torch is heavy and only this class needs it
 
         self._check_params()
-        table = check_table(data, "training")
+        src = as_source_set(sources)
+        if not src.is_complete:
+            raise InvalidInputError(
+                f"CTGANBaseline trains on ONE complete table, got {len(src)} sources; pass "
+                "SourceSet.single(complete_table)")
+        table = check_table(src[src.names[0]], "training")
         model = CTGAN(
             epochs=self.epochs,
             batch_size=self.batch_size,
             verbose=self.verbose,
             enable_gpu=self.enable_gpu,
         )
-        model.set_random_state(int(self.seed))
+        model.set_random_state(seed_int(self.seed, "ctgan-fit"))
         model.fit(table, discrete_columns=list(table.columns))
         self.model_ = model
         self.columns_ = list(table.columns)
@@ -190,6 +201,6 @@ class CTGANBaseline(BaseEstimator):
                 "before sample()"
             )
         check_n_and_seed(n, seed)
-        self.model_.set_random_state(int(seed))
+        self.model_.set_random_state(seed_int(seed, "ctgan-sample"))
         out = self.model_.sample(int(n))
         return out[self.columns_].astype(str).reset_index(drop=True)

@@ -26,6 +26,7 @@ from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.estimators.base import JointEstimator
 from fusionlib.fairtest.estimators.validation import EncodedPair, unique_rows
+from fusionlib.rng import child, numpy_rng
 
 __all__ = ["LatentNaiveBayes", "LatentNaiveBayesDefaults", "LNB_DEFAULTS"]
 
@@ -153,8 +154,7 @@ class LatentNaiveBayes(JointEstimator):
             raise InvalidInputError(
                 f"tol_on must be 'total' (companion code) or 'mean' (per row), got "
                 f"{self.tol_on!r}")
-        if not is_int(self.seed):
-            raise InvalidInputError(f"seed must be an int, got {self.seed!r}")
+        child(self.seed)  # validates the seed
 
     # -- fitting ---------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ class LatentNaiveBayes(JointEstimator):
             _group(pair.external_codes, ext_vars, self._offsets, n_cols),
         ]
         self._block = np.repeat(np.arange(len(sizes)), sizes)  # variable of each category
-        rng = np.random.default_rng(self.seed)
+        rng = numpy_rng(self.seed, "em-init")
         best = None
         for _ in range(self.n_restarts):
             fit = self._em(tables, rng)

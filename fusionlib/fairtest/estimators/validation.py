@@ -15,6 +15,7 @@ import pandas as pd
 
 from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
+from fusionlib.rng import child
 
 __all__ = ["EncodedPair", "check_n_and_seed", "check_table", "encode", "unique_rows",
            "validate_pair"]
@@ -32,7 +33,8 @@ def check_table(df: object, name: str) -> pd.DataFrame:
         How the error messages call this table ("internal", "external", "training").
     """
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"the {name} table must be a pandas DataFrame, got {type(df).__name__}")
+        raise InvalidInputError(
+            f"the {name} table must be a pandas DataFrame, got {type(df).__name__}")
     if len(df) == 0 or df.shape[1] == 0:
         raise InvalidInputError(
             f"the {name} table is empty ({df.shape[0]} rows, {df.shape[1]} columns); "
@@ -201,8 +203,7 @@ def unique_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def check_n_and_seed(n: object, seed: object) -> None:
     """Reject a sample size that is not a positive int and a seed that is not an int."""
     if not is_int(n):
-        raise TypeError(f"n must be an int, got {type(n).__name__}")
+        raise InvalidInputError(f"n must be an int, got {type(n).__name__}")
     if n <= 0:
         raise InvalidInputError(f"n must be a positive number of rows to sample, got {n}")
-    if not is_int(seed):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    child(seed)  # raises InvalidInputError for anything but a seed

@@ -1,0 +1,221 @@
+"""Execute the MyST notebooks with papermill, re-running only what changed.
+
+``python -m fusionlib.compendium.runner [NOTEBOOK.md ...] --scale cpu [--out book/executed]``
+
+For each notebook the runner computes a key from (its source, the scale, its parameters, and the
+source of every ``fusionlib`` module it depends on, transitively). If the executed notebook's
+stamp holds the same key, nothing runs. Otherwise the notebook is read with jupytext, executed
+by papermill with ``scale`` and ``results_dir`` injected, and the executed ``.ipynb`` is moved into
+place atomically; a failed run leaves the previous output untouched and keeps the failed notebook
+under ``<out>/_failed/`` for inspection. The scorecard notebook runs last and is keyed on every
+other notebook's ``claims.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from fusionlib.compendium.scales import SCALES, validate_scale
+from fusionlib.errors import InvalidInputError
+from fusionlib.io import atomic_write_json
+
+__all__ = ["notebook_key", "execute_notebook", "run_all", "discover", "SCORECARD"]
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the fusionlib folder
+REPO = PACKAGE.parent
+SCORECARD = "scorecard"
+#: the pinned environment: a change of any pin re-runs every notebook
+ENVIRONMENT_FILES = (REPO / "requirements.lock", REPO / "pyproject.toml")
+_CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
+
+
+def _module_file(dotted: str) -> Path | None:
+    """The file of module ``fusionlib.a.b`` (``a/b.py`` or ``a/b/__init__.py``), if any."""
+    parts = dotted.split(".")[1:]
+    base = PACKAGE.joinpath(*parts)
+    for cand in (base.with_suffix(".py") if parts else None, base / "__init__.py"):
+        if cand is not None and cand.is_file():
+            return cand
+    return None
+
+
+def _imports(code: str) -> set[str]:
+    """Dotted fusionlib modules imported by Python ``code`` (``from fusionlib import x`` too)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # a cell with IPython magics: fall back to the import lines alone
+        lines = [ln for ln in code.splitlines() if ln.lstrip().startswith(("from ", "import "))]
+        try:
+            tree = ast.parse("\n".join(ln.strip() for ln in lines))
+        except SyntaxError:
+            return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "fusionlib"}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] == "fusionlib":
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}  # submodules, if any
+    return found
+
+
+def _with_parents(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def fusionlib_dependencies(text: str) -> list[str]:
+    """Files (relative to ``fusionlib/``) of every fusionlib module ``text`` imports, closed
+    under their own imports; package ``__init__`` files on each path are included.
+
+    ``text`` is Python source or a MyST notebook (its code cells are read).
+    """
+    cells = _CELL.findall(text)
+    todo = set().union(*(_imports(c) for c in cells)) if cells else _imports(text)
+    todo.add("fusionlib")
+    seen: dict[str, Path] = {}
+    while todo:
+        name = todo.pop()
+        for dotted in _with_parents(name):
+            f = _module_file(dotted)
+            if f is None or dotted in seen:
+                continue
+            seen[dotted] = f
+            todo |= _imports(f.read_text(encoding="utf-8")) - set(seen)
+    return sorted(str(f.relative_to(PACKAGE)) for f in seen.values())
+
+
+def notebook_key(path: Path, scale: str, params: dict | None = None,
+                 extra: list[Path] | None = None) -> str:
+    """A hash of everything the executed notebook depends on."""
+    text = path.read_text(encoding="utf-8")
+    h = hashlib.sha256()
+    h.update(text.encode())
+    h.update(scale.encode())
+    h.update(json.dumps(params or {}, sort_keys=True).encode())
+    for rel in fusionlib_dependencies(text):
+        h.update(rel.encode())
+        h.update((PACKAGE / rel).read_bytes())
+    for f in ENVIRONMENT_FILES:
+        h.update(f.read_bytes() if f.is_file() else b"<absent>")
+    for f in extra or []:
+        h.update(str(f).encode())
+        h.update(f.read_bytes() if f.is_file() else b"<absent>")
+    return h.hexdigest()
+
+
+def discover(folder: Path) -> list[Path]:
+    """All notebooks in ``folder``; the scorecard last."""
+    found = sorted(folder.glob("*.md"))
+    return [p for p in found if p.stem != SCORECARD] + [p for p in found if p.stem == SCORECARD]
+
+
+def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None = None,
+                     *, timeout: int | None = None) -> Path:
+    """Execute one notebook into ``out_dir/<stem>.ipynb`` (atomic).
+
+    Its results (tables, figures, claims, provenance) go to ``out_dir/<stem>/``.
+    """
+    import jupytext
+    import papermill
+
+    validate_scale(scale)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = (out_dir / path.stem).resolve()
+    nb = jupytext.read(path)
+    if not any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells):
+        raise InvalidInputError(f"{path}: no cell tagged 'parameters'; add one (see README)")
+    parameters = {"scale": scale, "results_dir": str(results), **(params or {})}
+    # papermill writes the notebook as it runs; it stays under _failed/ unless the run succeeds,
+    # in which case it is renamed onto the target (atomic on one file system)
+    failed = out_dir / "_failed" / f"{path.stem}.ipynb"
+    failed.parent.mkdir(exist_ok=True)
+    papermill.execute_notebook(
+        nb, str(failed), parameters=parameters, kernel_name="python3", cwd=str(path.parent),
+        progress_bar=False, execution_timeout=timeout, report_mode=False,
+    )
+    target = out_dir / f"{path.stem}.ipynb"
+    os.replace(failed, target)
+    return target
+
+
+def _stamp_path(out_dir: Path, stem: str) -> Path:
+    return out_dir / f"{stem}.stamp.json"
+
+
+def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = False,
+            params: dict | None = None) -> dict[str, str]:
+    """Execute what changed; returns ``{stem: "ran" | "up to date"}``. Raises on the first failure
+    after trying the remaining notebooks (so one failure does not hide another)."""
+    validate_scale(scale)
+    status: dict[str, str] = {}
+    errors: list[str] = []
+    for path in notebooks:
+        extra = None
+        if path.stem == SCORECARD:
+            extra = sorted(out_dir.glob("*/claims.csv"))
+        key = notebook_key(path, scale, params, extra)
+        stamp = _stamp_path(out_dir, path.stem)
+        if not force and stamp.is_file() and (out_dir / f"{path.stem}.ipynb").is_file():
+            if json.loads(stamp.read_text()).get("key") == key:
+                status[path.stem] = "up to date"
+                print(f"[notebooks] {path.stem}: up to date ({scale})", flush=True)
+                continue
+        print(f"[notebooks] {path.stem}: executing at scale {scale} ...", flush=True)
+        t0 = time.perf_counter()
+        try:
+            execute_notebook(path, out_dir, scale, params)
+        except Exception as exc:  # keep going, report all failures at the end
+            stamp.unlink(missing_ok=True)
+            errors.append(f"{path.name}: {type(exc).__name__}: {str(exc)[-2000:]}")
+            status[path.stem] = "failed"
+            print(f"[notebooks] {path.stem}: FAILED (see {out_dir}/_failed/)", flush=True)
+            continue
+        wall = time.perf_counter() - t0
+        if path.stem == SCORECARD:  # key on the claims as they are after the run
+            key = notebook_key(path, scale, params, sorted(out_dir.glob("*/claims.csv")))
+        atomic_write_json(stamp, {"key": key, "scale": scale, "wall_s": round(wall, 1)})
+        status[path.stem] = "ran"
+        print(f"[notebooks] {path.stem}: done in {wall:.1f} s", flush=True)
+    if errors:
+        raise RuntimeError("notebook execution failed:\n" + "\n".join(errors))
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fusionlib.compendium.runner")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to run (default: every notebooks/*.md)")
+    parser.add_argument("--scale", default="cpu", help=f"one of {', '.join(SCALES)}")
+    parser.add_argument("--out", type=Path, default=REPO / "book" / "executed")
+    parser.add_argument("--force", action="store_true", help="re-run even if up to date")
+    args = parser.parse_args(argv)
+    try:
+        validate_scale(args.scale)
+    except InvalidInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    notebooks = [p.resolve() for p in args.notebooks] or discover(REPO / "notebooks")
+    for p in notebooks:
+        if not p.is_file():
+            print(f"error: notebook {p} not found", file=sys.stderr)
+            return 2
+    try:
+        run_all(notebooks, args.out.resolve(), args.scale, force=args.force)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

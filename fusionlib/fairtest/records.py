@@ -1,0 +1,70 @@
+"""The records the seed-002 protocol passes between its steps, and its settings.
+
+Kept apart from :mod:`fusionlib.fairtest.protocol` (which runs the steps) and
+:mod:`fusionlib.fairtest.audit` (which scores them) so that neither imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fusionlib.fairtest.estimators import LNB_DEFAULTS
+from fusionlib.fairtest.separation import DatasetSpec
+
+__all__ = ["ProtocolConfig", "PAPER_PROTOCOL", "OUR_METHODS", "BASELINES", "REFERENCE_LABEL",
+           "PAPER_NAMES", "Prepared", "SyntheticSet"]
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Knobs of the protocol; the defaults are the paper's protocol (seed 002)."""
+
+    test_size: float = 0.3  # Section 4.2: 30 % real test hold-out
+    n_boot: int = 1000  # Section 5.3 / Table 9: 1,000 bootstrap samples
+    dm_seeds: int = 5  # Section 5.1: DM averaged over five trials with different seeds
+    dm_n_estimators: int = 100  # seed silent: scikit-learn's default forest
+    dm_max_rows: int | None = None  # None: every test row (cpu scale subsamples)
+    ctgan_epochs: int = 300  # Section 4.3: CTGAN "default hyperparameters" (ctgan: 300 epochs)
+    ctgan_max_rows: int | None = None  # None: the whole training table (cpu scale subsamples)
+    latent_restarts: int = LNB_DEFAULTS.n_restarts  # seed silent; best of several EM starts
+    kl_epsilon: float = 1e-6  # our smoothing of empty (A, Y) cells; see metrics.JointKL
+    max_rows: int | None = None  # None: every row of the dataset (smoke scale subsamples)
+    baselines: tuple[str, ...] = ("CTGAN", "Indep")  # Section 4.3
+    reference: bool = True  # ours: also score real training rows (the sampling-noise floor)
+
+
+PAPER_PROTOCOL = ProtocolConfig()
+#: our three joint estimators (Section 3.1) and the two baselines (Section 4.3)
+OUR_METHODS: tuple[str, ...] = ("IGO", "Marginal", "Latent")
+BASELINES: tuple[str, ...] = ("CTGAN", "Indep")
+#: row names of Tables 3, 7, 8, 9
+REFERENCE_LABEL = "Real training rows (reference)"
+PAPER_NAMES = {"IGO": "Indep-Overlap", "Marginal": "Marginal", "Latent": "Latent",
+               "CTGAN": "CTGAN", "Indep": "Indep"}
+
+
+@dataclass
+class Prepared:
+    """A discretised dataset split into training rows and the real test set ``D_test``."""
+
+    dataset: str
+    train: pd.DataFrame
+    test: pd.DataFrame
+    spec: DatasetSpec
+
+
+@dataclass
+class SyntheticSet:
+    """One synthetic test set; ``overlap`` is ``""`` for the baselines."""
+
+    method: str
+    overlap: str
+    data: pd.DataFrame
+
+    @property
+    def label(self) -> str:
+        """The paper's row name, e.g. ``"Indep-Overlap (relationship)"``."""
+        name = PAPER_NAMES[self.method]
+        return f"{name} ({self.overlap})" if self.overlap else name

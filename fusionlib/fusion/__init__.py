@@ -1,0 +1,1 @@
+"""FusionGAN (seed 000)."""

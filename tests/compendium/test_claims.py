@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from fusionlib.compendium.claims import (
+    CLAIM_COLUMNS,
+    claims_frame,
+    make_claim,
+    read_claims,
+    verdict_counts,
+)
+from fusionlib.compendium.run import Run
+from fusionlib.errors import InvalidInputError
+
+
+def _claim(**kw):
+    base = dict(claim_id="002-T1-x", seed_file="002", where="Table 1", quantity="rows",
+                paper=10, ours=10, scale="cpu", experiment="t", tolerance=0)
+    base.update(kw)
+    return make_claim(**base)
+
+
+def test_claim_schema_has_the_documented_columns():
+    assert CLAIM_COLUMNS == ("claim_id", "seed_file", "where", "quantity", "paper", "ours",
+                             "scale", "verdict", "reason", "experiment", "tolerance")
+
+
+def test_verdict_is_computed_from_the_tolerance():
+    assert _claim(ours=10.4, tolerance=0.5).verdict == "reproduced"
+    differs = _claim(ours=11, tolerance=0.5)
+    assert differs.verdict == "differs"
+    assert "tolerance" in differs.reason and "cpu" in differs.reason
+
+
+def test_tolerance_is_two_sided():
+    assert _claim(ours=9.0, tolerance=0.5).verdict == "differs"
+
+
+def test_not_run_requires_a_reason():
+    with pytest.raises(InvalidInputError, match="needs a reason"):
+        _claim(ours=None, verdict="not run")
+    assert _claim(ours=None, verdict="not run", reason="no data").verdict == "not run"
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(seed_file="003"), "000, 001, 002"),
+    (dict(verdict="maybe", reason="x"), "reproduced, differs, not run"),
+    (dict(scale="huge"), "smoke, cpu, paper"),
+    (dict(tolerance=None), "explicit verdict"),
+    (dict(paper="n/a"), "explicit verdict"),
+])
+def test_bad_claims_are_refused_with_the_allowed_values(kw, match):
+    with pytest.raises(InvalidInputError, match=match):
+        _claim(**kw)
+
+
+def test_duplicate_claim_ids_are_refused():
+    with pytest.raises(InvalidInputError, match="duplicate"):
+        claims_frame([_claim(), _claim()])
+
+
+def test_claims_round_trip_through_csv_and_counts(tmp_path):
+    frame = claims_frame([_claim(), _claim(claim_id="b", ours=3, tolerance=1),
+                          _claim(claim_id="c", seed_file="001", ours=None, verdict="not run",
+                                 reason="no GPU")])
+    frame.to_csv(tmp_path / "claims.csv", index=False)
+    back = read_claims([tmp_path / "claims.csv"])
+    pd.testing.assert_frame_equal(back, frame)
+    counts = verdict_counts(back)
+    assert counts.loc["002", "reproduced"] == 1 and counts.loc["002", "differs"] == 1
+    assert counts.loc["001", "not run"] == 1 and counts.loc["001", "total"] == 1
+
+
+def test_read_claims_rejects_a_wrong_schema(tmp_path):
+    pd.DataFrame({"claim_id": ["a"]}).to_csv(tmp_path / "claims.csv", index=False)
+    with pytest.raises(InvalidInputError, match="schema"):
+        read_claims([tmp_path / "claims.csv"])
+
+
+def test_run_writes_claims_and_provenance(tmp_path):
+    run = Run("demo", scale="smoke", seed=3, results_dir=tmp_path)
+    cfg = run.pick(smoke=dict(n=1), cpu=dict(n=10), paper=dict(n=100))
+    assert cfg == {"n": 1}
+    run.save_table(pd.DataFrame({"a": [1]}), "t")
+    run.claim("001-F1-x", "001", "Figure 1", "modes", 8, 8, tolerance=0)
+    record = run.finish()
+    assert record["scale"] == "smoke" and record["seed"] == 3 and record["config"] == {"n": 1}
+    assert {"git_commit", "versions", "device", "wall_time_s"} <= set(record)
+    assert (tmp_path / "claims.csv").is_file() and (tmp_path / "provenance.json").is_file()
+    assert read_claims([tmp_path / "claims.csv"])["scale"].tolist() == ["smoke"]
+
+
+def test_run_pick_requires_every_scale(tmp_path):
+    run = Run("demo", scale="cpu", results_dir=tmp_path)
+    with pytest.raises(InvalidInputError, match="missing"):
+        run.pick(smoke={}, cpu={})
+
+
+def test_run_refuses_unknown_scale(tmp_path):
+    with pytest.raises(InvalidInputError, match="smoke, cpu, paper"):
+        Run("demo", scale="gpu", results_dir=tmp_path)
