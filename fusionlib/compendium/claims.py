@@ -75,6 +75,18 @@ def _is_number(value: object) -> bool:
         return False
 
 
+def _is_undefined(value: object) -> bool:
+    """None, or a number that is NaN or infinite."""
+    if value is None:
+        return True
+    if isinstance(value, bool):
+        return False
+    try:
+        return not math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
 def make_claim(
     claim_id: str,
     seed_file: str,
@@ -88,14 +100,32 @@ def make_claim(
     tolerance: float | None = None,
     verdict: str | None = None,
     reason: str = "",
+    not_run: str | None = None,
+    why: str = "",
 ) -> Claim:
     """Validate one claim and compute its verdict when it is not given.
 
-    With ``verdict=None`` both values must be numbers and ``tolerance`` given: the verdict is
-    ``"reproduced"`` when ``|ours - paper| <= tolerance`` and ``"differs"`` otherwise. A claim
-    that differs or was not run needs a ``reason``; computed "differs" verdicts get a default
-    reason naming the gap and the scale, which callers should improve where they can.
+    This is the one way a claim is made (``Run.claim`` calls it).
+
+    - ``not_run="<reason>"``: the verdict is "not run" with that reason (what to provide, or
+      why the experiment did not run at this scale).
+    - ``verdict=None``: ``paper`` must be a finite number and ``tolerance`` a finite number
+      >= 0. If ``ours`` is undefined (None or NaN) the verdict is "not run" (reason: ``not_run``
+      or "undefined at this scale"); otherwise "reproduced" when ``|ours - paper| <=
+      tolerance``, else "differs" with a reason naming the gap, the scale and ``why``.
+    - an explicit ``verdict``: "reproduced" is refused when ``ours`` is a non-finite number;
+      "differs" and "not run" need a ``reason``.
     """
+    if tolerance is not None and (isinstance(tolerance, str) or not (
+            _is_number(tolerance) and float(tolerance) >= 0)):
+        raise InvalidInputError(
+            f"claim {claim_id}: tolerance must be a finite number >= 0, got {tolerance!r}")
+    if not_run is not None:
+        if not str(not_run).strip():
+            raise InvalidInputError(f"claim {claim_id}: not_run needs a reason")
+        verdict, reason = "not run", str(not_run)
+    elif verdict is None and _is_undefined(ours):
+        verdict, reason = "not run", reason or "our value is undefined (NaN) at this scale"
     if not claim_id or not isinstance(claim_id, str):
         raise InvalidInputError("claim_id must be a non-empty string such as '002-T3-adult-IGO'")
     if seed_file not in SEED_FILES:
@@ -113,6 +143,11 @@ def make_claim(
         verdict = "reproduced" if gap <= tolerance else "differs"
         if verdict == "differs" and not reason:
             reason = f"|ours - paper| = {gap:.3g} > tolerance {tolerance:g} at scale {scale}"
+            reason += f"; {why}" if why else ""
+    if verdict == "reproduced" and _is_undefined(ours) and ours is not None:
+        raise InvalidInputError(
+            f"claim {claim_id}: 'reproduced' with an undefined (NaN or infinite) value of ours; "
+            "register it as not run with the reason")
     if verdict not in VERDICTS:
         raise InvalidInputError(
             f"claim {claim_id}: verdict {verdict!r} unknown; allowed values are "

@@ -137,11 +137,14 @@ class Run:
         tolerance: float | None = None,
         verdict: str | None = None,
         reason: str = "",
+        not_run: str | None = None,
+        why: str = "",
     ) -> Claim:
         """Register one scorecard row (see :func:`fusionlib.compendium.claims.make_claim`)."""
         c = make_claim(
             claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
             experiment=self.name, tolerance=tolerance, verdict=verdict, reason=reason,
+            not_run=not_run, why=why,
         )
         self._claims = [x for x in self._claims if x.claim_id != claim_id] + [c]
         return c

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -123,7 +124,9 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
                      *, timeout: int | None = None) -> Path:
     """Execute one notebook into ``out_dir/<stem>.ipynb`` (atomic).
 
-    Its results (tables, figures, claims, provenance) go to ``out_dir/<stem>/``.
+    Its results (tables, figures, claims, provenance) are written to a fresh folder
+    ``out_dir/.<stem>.partial/`` and moved onto ``out_dir/<stem>/`` only when the whole notebook
+    succeeded, so a failed or killed run never mixes its files with a previous run's.
     """
     import jupytext
     import papermill
@@ -131,10 +134,12 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
     validate_scale(scale)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = (out_dir / path.stem).resolve()
+    partial = out_dir.resolve() / f".{path.stem}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
     nb = jupytext.read(path)
     if not any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells):
         raise InvalidInputError(f"{path}: no cell tagged 'parameters'; add one (see README)")
-    parameters = {"scale": scale, "results_dir": str(results), **(params or {})}
+    parameters = {"scale": scale, "results_dir": str(partial), **(params or {})}
     # papermill writes the notebook as it runs; it stays under _failed/ unless the run succeeds,
     # in which case it is renamed onto the target (atomic on one file system)
     failed = out_dir / "_failed" / f"{path.stem}.ipynb"
@@ -144,7 +149,14 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
         progress_bar=False, execution_timeout=timeout, report_mode=False,
     )
     target = out_dir / f"{path.stem}.ipynb"
+    old = out_dir.resolve() / f".{path.stem}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if results.exists():
+        os.replace(results, old)
+    partial.mkdir(exist_ok=True)
+    os.replace(partial, results)
     os.replace(failed, target)
+    shutil.rmtree(old, ignore_errors=True)
     return target
 
 
@@ -170,12 +182,13 @@ def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = F
                 status[path.stem] = "up to date"
                 print(f"[notebooks] {path.stem}: up to date ({scale})", flush=True)
                 continue
+        # the stamp goes first: a run killed from here on leaves no stamp to be taken as done
+        stamp.unlink(missing_ok=True)
         print(f"[notebooks] {path.stem}: executing at scale {scale} ...", flush=True)
         t0 = time.perf_counter()
         try:
             execute_notebook(path, out_dir, scale, params)
         except Exception as exc:  # keep going, report all failures at the end
-            stamp.unlink(missing_ok=True)
             errors.append(f"{path.name}: {type(exc).__name__}: {str(exc)[-2000:]}")
             status[path.stem] = "failed"
             print(f"[notebooks] {path.stem}: FAILED (see {out_dir}/_failed/)", flush=True)
@@ -198,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="cpu", help=f"one of {', '.join(SCALES)}")
     parser.add_argument("--out", type=Path, default=REPO / "book" / "executed")
     parser.add_argument("--force", action="store_true", help="re-run even if up to date")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="root seed of every random stream (fusionlib.rng); default 0")
     args = parser.parse_args(argv)
     try:
         validate_scale(args.scale)
@@ -210,7 +225,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: notebook {p} not found", file=sys.stderr)
             return 2
     try:
-        run_all(notebooks, args.out.resolve(), args.scale, force=args.force)
+        if args.seed < 0:
+            raise InvalidInputError(f"--seed must be an integer >= 0, got {args.seed}")
+        run_all(notebooks, args.out.resolve(), args.scale, force=args.force,
+                params={"seed": args.seed})
+    except InvalidInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

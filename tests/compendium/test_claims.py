@@ -100,3 +100,32 @@ def test_run_pick_requires_every_scale(tmp_path):
 def test_run_refuses_unknown_scale(tmp_path):
     with pytest.raises(InvalidInputError, match="smoke, cpu, paper"):
         Run("demo", scale="gpu", results_dir=tmp_path)
+
+
+def test_one_path_for_not_run_claims_with_their_reason():
+    c = make_claim("x", "002", "Table 7", "q", 0.5, None, scale="cpu", experiment="e",
+                   not_run="put adult.data under data/adult")
+    assert c.verdict == "not run" and "data/adult" in c.reason
+    with pytest.raises(InvalidInputError, match="reason"):
+        make_claim("x", "002", "T", "q", 0.5, None, scale="cpu", experiment="e", not_run=" ")
+
+
+def test_nan_ours_never_reproduced():
+    c = make_claim("x", "002", "T", "q", 0.5, float("nan"), scale="cpu", experiment="e",
+                   tolerance=0.1)
+    assert c.verdict == "not run"
+    with pytest.raises(InvalidInputError, match="undefined"):
+        make_claim("x", "002", "T", "q", 0.5, float("nan"), scale="cpu", experiment="e",
+                   verdict="reproduced")
+
+
+@pytest.mark.parametrize("tol", [-0.1, float("nan"), float("inf"), "0.1"])
+def test_bad_tolerance_refused(tol):
+    with pytest.raises(InvalidInputError, match="tolerance"):
+        make_claim("x", "002", "T", "q", 0.5, 0.5, scale="cpu", experiment="e", tolerance=tol)
+
+
+def test_differs_reason_carries_the_known_cause():
+    c = make_claim("x", "002", "T", "q", 0.5, 0.9, scale="cpu", experiment="e", tolerance=0.1,
+                   why="CTGAN trained shorter")
+    assert c.verdict == "differs" and "CTGAN trained shorter" in c.reason

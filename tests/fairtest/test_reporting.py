@@ -16,20 +16,8 @@ from fusionlib.fairtest.reporting import (
     kl_noise_floor,
     kl_noise_floors,
     latent_sensitivity,
-    register_claim,
-    side_by_side,
     table9_wide,
 )
-
-
-def test_side_by_side_keeps_paper_rows_and_marks_missing_as_not_run():
-    paper = pd.DataFrame({"dataset": ["a", "b"], "method": ["IGO", "IGO"], "DM": [0.6, 0.7]})
-    ours = pd.DataFrame({"dataset": ["a"], "method": ["IGO"], "DM": [0.55], "status": ["run"],
-                         "reason": [""]})
-    out = side_by_side(paper, ours, ["dataset", "method"], ["DM"])
-    assert list(out.columns) == ["dataset", "method", "DM paper", "DM ours", "status", "reason"]
-    assert out["DM ours"].iloc[0] == pytest.approx(0.55) and np.isnan(out["DM ours"].iloc[1])
-    assert list(out["status"]) == ["run", "not run"]
 
 
 def test_dm_gap_is_mean_accuracy_difference_to_each_baseline():
@@ -77,28 +65,6 @@ def test_latent_sensitivity_same_em_seeds_same_rows_other_em_seeds_other_rows(co
     pd.testing.assert_frame_equal(a, b)
     pd.testing.assert_frame_equal(a.iloc[:1], c.iloc[:1])  # the real test set row
     assert not np.allclose(a["log-likelihood"].iloc[1:], c["log-likelihood"].iloc[1:])
-
-
-class _FakeRun:
-    """The two members of fusionlib.compendium.run.Run that register_claim uses (no torch)."""
-
-    scale = "smoke"
-
-    def claim(self, claim_id, seed_file, where, quantity, paper, ours, **kw):
-        from fusionlib.compendium.claims import make_claim
-
-        return make_claim(claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
-                          experiment="t", **kw)
-
-
-def test_register_claim_verdicts():
-    run = _FakeRun()
-    assert register_claim(run, "c1", "T", "q", 0.5, 0.51, tolerance=0.02).verdict == "reproduced"
-    c2 = register_claim(run, "c2", "T", "q", 0.5, 0.6, tolerance=0.02, why="CTGAN shorter")
-    assert c2.verdict == "differs" and "CTGAN shorter" in c2.reason
-    c3 = register_claim(run, "c3", "T", "q", 0.5, np.nan, tolerance=0.02, status="not run",
-                        not_run_reason="data unavailable")
-    assert c3.verdict == "not run" and c3.reason == "data unavailable"
 
 
 def test_audited_accuracy_rows_and_training_rows_scored(compas_result):

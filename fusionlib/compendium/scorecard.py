@@ -1,0 +1,87 @@
+"""The scorecard: every claim of every experiment, and the share of the papers it covers.
+
+:func:`collect_claims` reads each executed experiment's ``claims.csv``; the *inventory*
+(``inventory.csv`` beside this module) lists every table, figure, proposition, theorem, lemma,
+corollary and algorithm of the three seeds (and seed 000's sections A-I) with its declared
+status; :func:`inventory_status` marks an item "checked" when at least one claim refers to it
+in its ``where`` column, so the denominator of "how much of the papers is checked" is explicit.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from fusionlib.compendium.claims import read_claims
+from fusionlib.errors import InvalidInputError
+
+__all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "inventory_status",
+           "coverage_summary"]
+
+INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
+#: declared statuses of items without claims; "checked" is computed from the claims
+ITEM_STATUSES = ("checked", "used, no claim", "not built yet", "not run", "not checkable")
+
+
+def collect_claims(executed: str | Path, *, exclude: tuple[str, ...] = ("scorecard",)
+                   ) -> tuple[pd.DataFrame, list[Path]]:
+    """Every ``<executed>/<experiment>/claims.csv`` (hidden folders of unfinished runs skipped).
+
+    Returns the claims table and the files read.
+    """
+    executed = Path(executed)
+    files = sorted(p for p in executed.glob("*/claims.csv")
+                   if not p.parent.name.startswith(".") and p.parent.name not in exclude)
+    return read_claims(files), files
+
+
+def load_inventory(path: str | Path = INVENTORY) -> pd.DataFrame:
+    """The inventory of the seeds' items (one row per item, columns of ``inventory.csv``)."""
+    inv = pd.read_csv(path, dtype=str, keep_default_na=False)
+    bad = sorted(set(inv["status"]) - set(ITEM_STATUSES))
+    if bad:
+        raise InvalidInputError(f"{path}: unknown status {bad}; allowed: {list(ITEM_STATUSES)}")
+    if inv["item_id"].duplicated().any():
+        raise InvalidInputError(f"{path}: repeated item_id {inv.loc[inv.item_id.duplicated()]}")
+    return inv
+
+
+def _refers(where: pd.Series, label: str) -> pd.Series:
+    pattern = rf"(?:^|[^0-9A-Za-z]){re.escape(label)}(?![0-9A-Za-z])"
+    return where.str.contains(pattern, regex=True)
+
+
+def inventory_status(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+    """The inventory with ``status`` computed and claim counts per verdict.
+
+    An item is "checked" when a claim of its seed names its label in ``where`` (``"Figure 1 /
+    Figure 9"`` names both); otherwise it keeps its declared status, except that an item
+    declared "checked" without any claim in this build becomes "not run".
+    """
+    out = inventory.copy()
+    counts = {v: [] for v in ("claims", "reproduced", "differs", "not run")}
+    status = []
+    for item in out.itertuples():
+        mine = claims[(claims["seed_file"] == item.seed_file)
+                      & _refers(claims["where"], item.label)] if len(claims) else claims
+        counts["claims"].append(len(mine))
+        for v in ("reproduced", "differs", "not run"):
+            counts[v].append(int((mine["verdict"] == v).sum()) if len(mine) else 0)
+        declared = "not run" if item.status == "checked" else item.status
+        status.append("checked" if len(mine) else declared)
+    out["status"] = status
+    for k, v in counts.items():
+        out[k] = v
+    return out
+
+
+def coverage_summary(status: pd.DataFrame) -> pd.DataFrame:
+    """Items per seed and status, and the share of items that are checked (per seed and all)."""
+    table = pd.crosstab(status["seed_file"], status["status"])
+    table = table.reindex(columns=list(ITEM_STATUSES), fill_value=0)
+    table.loc["all"] = table.sum()
+    table["items"] = table[list(ITEM_STATUSES)].sum(axis=1)
+    table["checked share"] = (table["checked"] / table["items"]).round(3)
+    return table

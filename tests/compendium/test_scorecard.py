@@ -1,0 +1,51 @@
+"""The scorecard's denominator: the inventory of the seeds' items and their computed status."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from fusionlib.compendium.claims import claims_frame, make_claim
+from fusionlib.compendium.scorecard import (
+    collect_claims,
+    coverage_summary,
+    inventory_status,
+    load_inventory,
+)
+
+
+def _claims(*wheres):
+    return claims_frame(make_claim(f"c{i}", seed, w, "q", 1.0, 1.0, scale="cpu",
+                                   experiment="e", tolerance=0.1)
+                        for i, (seed, w) in enumerate(wheres))
+
+
+def test_inventory_covers_every_seed_and_is_unique():
+    inv = load_inventory()
+    assert set(inv["seed_file"]) == {"000", "001", "002"}
+    assert not inv["item_id"].duplicated().any()
+    assert {f"Section {s}" for s in "ABCDEFGHI"} <= set(inv.loc[inv.seed_file == "000", "label"])
+
+
+def test_an_item_is_checked_only_by_a_claim_that_names_it():
+    inv = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "seed_file": ["001"] * 3 + ["002"],
+                        "kind": ["figure"] * 4,
+                        "label": ["Figure 1", "Figure 9", "Figure 10", "Figure 1"],
+                        "title": [""] * 4, "chapter": [""] * 4,
+                        "status": ["checked", "not built yet", "used, no claim", "checked"],
+                        "reason": [""] * 4})
+    out = inventory_status(inv, _claims(("001", "Figure 1 / Figure 9")))
+    # Figure 1 and 9 of seed 001 are named; Figure 10 is not ("Figure 1" is not a prefix match);
+    # seed 002's Figure 1 has no claim of its own seed, so its declared "checked" becomes not run
+    assert list(out["status"]) == ["checked", "checked", "used, no claim", "not run"]
+    summary = coverage_summary(out)
+    assert summary.loc["all", "items"] == 4 and summary.loc["all", "checked"] == 2
+    assert summary.loc["all", "checked share"] == pytest.approx(0.5)
+
+
+def test_collect_claims_skips_unfinished_runs_and_the_scorecard(tmp_path):
+    for name in ("exp", ".exp.partial", "scorecard"):
+        (tmp_path / name).mkdir()
+        _claims(("002", "Table 7")).to_csv(tmp_path / name / "claims.csv", index=False)
+    claims, files = collect_claims(tmp_path)
+    assert [f.parent.name for f in files] == ["exp"] and len(claims) == 1
