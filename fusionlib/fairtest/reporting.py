@@ -27,7 +27,8 @@ from fusionlib.metrics.fairness import fairness_metrics
 from fusionlib.metrics.fidelity import TVComplement
 
 __all__ = [
-    "SCALE_NOTES", "PAPER_ROUNDING", "difference_reason", "kl_tolerance", "dataset_means", "dm_gap_to_baselines", "beats_baselines", "mean_dcc",
+    "SCALE_NOTES", "PAPER_ROUNDING", "difference_reason", "kl_tolerance", "dataset_means",
+    "dm_gap_to_baselines", "beats_baselines", "mean_dcc",
     "audited_accuracy", "figure4_inputs", "kl_noise_floor", "kl_noise_floors",
     "latent_sensitivity", "real_bootstrap_sd", "table9_wide",
 ]
