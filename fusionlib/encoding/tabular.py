@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fusionlib.encoding.onehot import OneHotEncoder
 from fusionlib.errors import InvalidInputError, NotFittedError
 
 __all__ = ["Span", "TabularEncoder"]
@@ -44,7 +45,7 @@ class TabularEncoder:
     # ---------------------------------------------------------------- fit
     def fit(self, df: pd.DataFrame) -> TabularEncoder:
         if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"fit expects a pandas DataFrame, got {type(df).__name__}")
+            raise InvalidInputError(f"fit expects a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
             raise InvalidInputError("cannot fit an encoder on an empty table")
         unknown = [c for c in self.discrete_columns if c not in df.columns]
@@ -59,13 +60,15 @@ class TabularEncoder:
             )
         self.columns_ = list(df.columns)
         self.dtypes_ = df.dtypes.to_dict()
-        self.categories_: dict[str, np.ndarray] = {}
+        discrete = [c for c in self.columns_ if c in self.discrete_columns]
+        self.onehot_ = OneHotEncoder().fit(df[discrete]) if discrete else None
+        self.categories_: dict[str, np.ndarray] = dict(
+            self.onehot_.categories_ if self.onehot_ else {})
         self.ranges_: dict[str, tuple[float, float]] = {}
         spans, pos = [], 0
         for col in self.columns_:
             if col in self.discrete_columns:
-                cats = np.array(sorted(pd.unique(df[col]), key=str), dtype=object)
-                self.categories_[col] = cats
+                cats = self.categories_[col]
                 spans.append(Span(col, "discrete", pos, pos + len(cats)))
                 pos += len(cats)
             else:
@@ -73,6 +76,9 @@ class TabularEncoder:
                     raise InvalidInputError(
                         f"column {col!r} is not numeric; list it in discrete_columns"
                     )
+                if not np.isfinite(df[col].to_numpy(dtype=float)).all():
+                    raise InvalidInputError(
+                        f"column {col!r} has infinite values; drop or clip them before encoding")
                 lo, hi = float(df[col].min()), float(df[col].max())
                 self.ranges_[col] = (lo, hi)
                 spans.append(Span(col, "continuous", pos, pos + 1))
@@ -89,26 +95,28 @@ class TabularEncoder:
     def transform(self, df: pd.DataFrame) -> np.ndarray:
         """Encode ``df`` -> float32 array of shape ``(n_rows, n_features_out_)``."""
         self._check_fitted()
+        if not isinstance(df, pd.DataFrame):
+            raise InvalidInputError(f"transform expects a DataFrame, got {type(df).__name__}")
         missing = [c for c in self.columns_ if c not in df.columns]
         if missing:
             raise InvalidInputError(f"columns {missing} are missing from the table to encode")
+        nulls = [c for c in self.columns_ if df[c].isna().any()]
+        if nulls:
+            raise InvalidInputError(
+                f"columns {nulls} have missing values; drop or impute them before encoding")
         out = np.zeros((len(df), self.n_features_out_), dtype=np.float32)
         for span in self.spans_:
             values = df[span.column].to_numpy()
             if span.kind == "continuous":
                 lo, hi = self.ranges_[span.column]
                 scale = (hi - lo) or 1.0
-                out[:, span.start] = 2.0 * (values.astype(float) - lo) / scale - 1.0
-            else:
-                cats = self.categories_[span.column]
-                index = {c: i for i, c in enumerate(cats)}
-                codes = np.array([index.get(v, -1) for v in values])
-                if (codes < 0).any():
-                    unseen = sorted({str(v) for v in values[codes < 0]})[:5]
+                values = values.astype(float)
+                if not np.isfinite(values).all():
                     raise InvalidInputError(
-                        f"column {span.column!r} has categories {unseen} unseen during fit; "
-                        "fit the encoder on data that contains every category"
-                    )
+                        f"column {span.column!r} has infinite values; drop or clip them")
+                out[:, span.start] = 2.0 * (values - lo) / scale - 1.0
+            else:
+                codes = self.onehot_.codes(span.column, values)
                 out[np.arange(len(df)), span.start + codes] = 1.0
         return out
 
@@ -130,6 +138,10 @@ class TabularEncoder:
             raise InvalidInputError(
                 f"expected an array of shape (n, {self.n_features_out_}), got {x.shape}"
             )
+        if not np.isfinite(x).all():
+            raise InvalidInputError(
+                "the matrix to decode contains NaN or infinite values (a diverged generator?); "
+                "decoding them would invent values")
         data = {}
         for span in self.spans_:
             if span.kind == "continuous":
@@ -140,8 +152,8 @@ class TabularEncoder:
                     values = np.rint(values)
                 data[span.column] = values.astype(self.dtypes_[span.column])
             else:
-                cats = self.categories_[span.column]
-                data[span.column] = cats[np.argmax(x[:, span.start:span.stop], axis=1)]
+                data[span.column] = self.onehot_.inverse_column(
+                    span.column, x[:, span.start:span.stop])
         frame = pd.DataFrame(data, columns=self.columns_)
         for col in self.categories_:
             frame[col] = frame[col].astype(self.dtypes_[col])

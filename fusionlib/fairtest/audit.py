@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fusionlib.encoding.onehot import OneHotEncoder
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.records import Prepared, ProtocolConfig, SyntheticSet
 from fusionlib.fairtest.separation import DatasetSpec, separate
@@ -68,7 +69,6 @@ def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protec
     ``positive`` is the favourable label value; it must occur in ``internal[label]``.
     ``seed`` is the tree's ``random_state`` (it breaks ties between equally good splits).
     """
-    from sklearn.preprocessing import OneHotEncoder
     from sklearn.tree import DecisionTreeClassifier
 
     _require_columns(internal, [label], "internal table",

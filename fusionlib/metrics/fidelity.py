@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fusionlib.encoding.onehot import OneHotEncoder
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import child, numpy_rng, seed_int
 
@@ -206,7 +207,7 @@ class DiscriminatorMeasure:
     def _encode(self, stacked: pd.DataFrame) -> np.ndarray:
         as_str = stacked.astype(str)
         if self.encoding == "onehot":
-            return pd.get_dummies(as_str, sparse=False).to_numpy(dtype=np.float32)
+            return OneHotEncoder().fit_transform(as_str)
         return np.column_stack([pd.factorize(as_str[c])[0] for c in as_str.columns])
 
     def trial_scores(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> np.ndarray:

@@ -16,6 +16,7 @@ one-hot matrix X (rows x all categories of all variables), so that the E-step is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,19 @@ from fusionlib.rng import child, numpy_rng
 __all__ = ["LatentNaiveBayes", "LatentNaiveBayesDefaults", "LNB_DEFAULTS"]
 
 _TINY = 1e-300  # keeps log(theta) finite where a category gets no soft count under some k
+
+
+class EMFit(NamedTuple):
+    """One EM run: log mixture weights (K,), log conditionals (D, K), log-likelihood trace."""
+
+    log_pi: np.ndarray
+    log_theta: np.ndarray
+    history: list[float]
+
+    @property
+    def log_likelihood(self) -> float:
+        """The final total log-likelihood."""
+        return float(self.history[-1])
 
 
 @dataclass(frozen=True)
@@ -172,12 +186,10 @@ class LatentNaiveBayes(JointEstimator):
         ]
         self._block = np.repeat(np.arange(len(sizes)), sizes)  # variable of each category
         rng = numpy_rng(self.seed, "em-init")
-        best = None
-        for _ in range(self.n_restarts):
-            fit = self._em(tables, rng)
-            if best is None or fit[2][-1] > best[2][-1]:
-                best = fit
-        log_pi, log_theta, history = best
+        fits = [self._em(tables, rng) for _ in range(self.n_restarts)]
+        best = max(fits, key=lambda f: f.log_likelihood)  # the first of equal optima
+        self.restart_log_likelihoods_ = np.array([f.log_likelihood for f in fits])
+        log_pi, log_theta, history = best.log_pi, best.log_theta, best.history
         self._log_pi, self._log_theta = log_pi, log_theta
         self.weights_ = np.exp(log_pi)
         self.log_likelihood_history_ = np.asarray(history)
@@ -226,7 +238,7 @@ class LatentNaiveBayes(JointEstimator):
             block_sums = np.add.reduceat(counts, self._offsets, axis=0)[self._block]
             log_theta = np.log(np.maximum(counts / np.maximum(block_sums, _TINY), _TINY))
             log_pi = np.log(np.maximum(z_counts / n_rows, _TINY))
-        return log_pi, log_theta, history
+        return EMFit(log_pi, log_theta, history)
 
     # -- probabilities and sampling --------------------------------------------------------
 
