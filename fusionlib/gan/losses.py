@@ -3,13 +3,15 @@
 Every function returns the scalar that the corresponding network *minimises*. Critic outputs are
 raw scores of shape (n,) (logits for the Jensen-Shannon loss).
 
-=============  ===============================================  ==================================
-name           critic minimises                                 generator minimises
-=============  ===============================================  ==================================
-wasserstein    mean D(fake) - mean D(real)   (phi(x) = x, eq. 1)  -mean D(fake)
-js             softplus(-D(real)) + softplus(D(fake))  (BCE)    softplus(-D(fake)) (non-saturating)
-pearson        0.5 mean (D(real) - 1)^2 + 0.5 mean (D(fake) + 1)^2  0.5 mean D(fake)^2
-=============  ===============================================  ==================================
+::
+
+ =============  ===============================================  ==================================
+ name           critic minimises                                 generator minimises
+ =============  ===============================================  ==================================
+ wasserstein    mean D(fake) - mean D(real)   (phi(x) = x, eq. 1)  -mean D(fake)
+ js             softplus(-D(real)) + softplus(D(fake))  (BCE)    softplus(-D(fake)) (non-saturating)
+ pearson        0.5 mean (D(real) - 1)^2 + 0.5 mean (D(fake) + 1)^2  0.5 mean D(fake)^2
+ =============  ===============================================  ==================================
 
 "pearson" is least-squares GAN with labels a = -1, b = 1, c = 0 (Mao et al. 2017, Thm 1:
 b - c = 1 and b - a = 2 make the generator minimise the Pearson chi-square divergence).
@@ -25,6 +27,7 @@ from fusionlib.errors import InvalidInputError
 
 __all__ = ["LOSSES", "check_loss", "critic_loss", "generator_loss", "soft_label_bce"]
 
+#: the loss names accepted by critic_loss and generator_loss
 LOSSES = ("wasserstein", "js", "pearson")
 
 

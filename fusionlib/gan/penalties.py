@@ -1,13 +1,15 @@
 """Critic regularisers, all unweighted (the trainer multiplies by the configured weight).
 
-=========  ===================================================  ===============================
-name       value                                                source
-=========  ===================================================  ===============================
-mp         max_i ||grad_x D(x^_i)||^2, x^ real/fake interpolate  Lipschitz GAN (Zhou et al. 2019)
-gp         mean_i (||grad_x D(x^_i)|| - 1)^2                     WGAN-GP (Gulrajani et al. 2017)
-r1         mean_i ||grad_x D(x_i)||^2 on real points             Mescheder et al. (2018)
-cp         mean_i (grad_q D(q~_i, t(a~_i)) . (q1_i - q2_i))^2     PTGAN eq. (8) / Algorithm 3
-=========  ===================================================  ===============================
+::
+
+ =========  ===================================================  ===============================
+ name       value                                                source
+ =========  ===================================================  ===============================
+ mp         max_i ||grad_x D(x^_i)||^2, x^ real/fake interpolate  Lipschitz GAN (Zhou et al. 2019)
+ gp         mean_i (||grad_x D(x^_i)|| - 1)^2                     WGAN-GP (Gulrajani et al. 2017)
+ r1         mean_i ||grad_x D(x_i)||^2 on real points             Mescheder et al. (2018)
+ cp         mean_i (grad_q D(q~_i, t(a~_i)) . (q1_i - q2_i))^2     PTGAN eq. (8) / Algorithm 3
+ =========  ===================================================  ===============================
 
 Gradients are taken with ``create_graph=True`` so the penalty can be back-propagated into the
 critic's parameters (a double-backward pass). :func:`coherency_penalty` also offers a
@@ -35,6 +37,7 @@ __all__ = [
     "random_interpolates",
 ]
 
+#: the penalty names of a GAN configuration ("none" and the four above)
 PENALTIES = ("none", "mp", "gp", "cp")
 CriticFn = Callable[..., torch.Tensor]
 

@@ -112,6 +112,7 @@ class GANConfig:
         return dataclasses.asdict(self)
 
 
+#: the methods with paper defaults in DEFAULTS
 METHODS = ("plain", "mp", "gp", "pt+mp", "pt+gp", "pt+cp", "mixup")
 
 DEFAULTS: dict[str, GANConfig] = {

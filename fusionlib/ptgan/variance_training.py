@@ -54,6 +54,8 @@ class VarianceCallback:
         Seed of the callback's own minibatch generator (created on ``trainer.device`` at the
         first call).
 
+    Notes
+    -----
     Both networks are evaluated in eval mode (batch-norm running statistics, no spectral-norm
     power iteration), so a measurement changes no buffer, and their previous modes are restored
     afterwards: training with the callback gives bitwise the same result as without it.

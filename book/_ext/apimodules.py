@@ -1,0 +1,85 @@
+"""Sphinx directive ``api-modules``: autodoc every public module of the named packages.
+
+``.. api-modules:: fusionlib.gan fusionlib.rng`` expands to one ``automodule`` (members
+documented) per public module found by walking each package, so the API page never misses a
+module that is added later.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+from docutils.parsers.rst import Directive
+from docutils.statemachine import StringList
+from sphinx.util.nodes import nested_parse_with_titles
+
+
+def public_modules(name: str) -> list[str]:
+    """``name`` if it is a module, else every public module below the package ``name``."""
+    mod = importlib.import_module(name)
+    if not hasattr(mod, "__path__"):
+        return [name]
+    found = []
+    for info in pkgutil.walk_packages(mod.__path__, prefix=f"{name}."):
+        leaf = info.name.rsplit(".", 1)[-1]
+        if leaf.startswith("_") or any(p.startswith("_") for p in info.name.split(".")[1:]):
+            continue
+        if not info.ispkg:
+            found.append(info.name)
+    return sorted(found)
+
+
+#: members every scikit-learn estimator inherits; documented by scikit-learn, not here
+_SKLEARN = ("get_params, set_params, get_metadata_routing, set_fit_request, "
+            "set_score_request, set_transform_request, set_predict_request")
+
+
+class ApiModules(Directive):
+    has_content = False
+    required_arguments = 1
+    final_argument_whitespace = True
+
+    def run(self):
+        lines = []
+        for package in self.arguments[0].split():
+            for module in public_modules(package):
+                lines += [f".. rubric:: ``{module}``", "", f".. automodule:: {module}",
+                          "   :members:", f"   :exclude-members: {_SKLEARN}", ""]
+        from docutils import nodes
+
+        container = nodes.container()
+        nested_parse_with_titles(self.state, StringList(lines, source="api-modules"), container)
+        return container.children
+
+
+def setup(app):
+    app.add_directive("api-modules", ApiModules)
+    app.connect("autodoc-process-docstring", escape_docstring)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+_LITERAL = re.compile(r"(``.*?``|`[^`]*`)")
+_TRAILING_UNDERSCORE = re.compile(r"(\w)_(?=[\s,.;:)\]]|$)")
+
+
+def _escape(text: str) -> str:
+    """Escape what plain-text docstrings mean literally but RST reads as markup: ``|x|``
+    (substitutions) and ``name_`` (references), outside literal spans."""
+    parts = _LITERAL.split(text)
+    for i in range(0, len(parts), 2):
+        parts[i] = _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i].replace("|", r"\|"))
+    return "".join(parts)
+
+
+def escape_docstring(app, what, name, obj, options, lines):
+    in_literal_block = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if in_literal_block and stripped and not line.startswith((" ", "\t")):
+            in_literal_block = False
+        if not in_literal_block:
+            lines[i] = _escape(line)
+        if stripped.endswith("::"):
+            in_literal_block = True
