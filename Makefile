@@ -3,6 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SCALE ?= cpu
+SEED ?= 0
 SCALES := smoke cpu paper
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,8 @@ EXECUTED := book/executed
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  SCALE=smoke|cpu|paper (default cpu) for notebooks and book; FORCE=1 re-runs all notebooks"
+	@echo "  SCALE=smoke|cpu|paper (default cpu) for notebooks and book; SEED=<int> root seed of"
+	@echo "  every random stream (default 0); FORCE=1 re-runs all notebooks"
 
 check-scale:
 	@$(if $(filter $(SCALE),$(SCALES)),true,echo "error: SCALE=$(SCALE) is not allowed; use one of: $(SCALES)" >&2; exit 2)
@@ -37,7 +39,7 @@ data: env  ## provision and verify the datasets (Fashion-MNIST via apt when run 
 	$(PY) -m fusionlib.data provision
 
 notebooks: check-scale env data  ## execute the notebooks that changed, at SCALE
-	$(PY) -m fusionlib.compendium.runner --scale $(SCALE) --out $(EXECUTED) $(if $(FORCE),--force)
+	$(PY) -m fusionlib.compendium.runner --scale $(SCALE) --seed $(SEED) --out $(EXECUTED) $(if $(FORCE),--force)
 
 book: notebooks  ## execute changed notebooks at SCALE, then build the HTML strictly
 	$(VENV)/bin/jupyter-book build . --builder html --all --warningiserror --nitpick --keep-going
