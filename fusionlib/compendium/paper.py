@@ -1,7 +1,8 @@
 """The papers' tables as data, side by side with ours, and registered as claims.
 
 Each published table that a chapter checks is a CSV file under
-``fusionlib/compendium/paper_tables/<seed>/table<N>.csv``, typed once from the seed text, with a
+``fusionlib/compendium/paper_tables/<seed>/table<N>.csv`` (``section<X>.csv`` for seed
+000, whose appendix numbers sections, not tables), typed once from the seed text, with a
 header of ``# key: value`` lines naming the seed and the table. :func:`paper_table` loads it,
 :func:`side_by_side` puts it beside our results, :func:`register_table` turns every cell into a
 scorecard claim and :func:`tally` counts verdicts for the prose.
@@ -26,10 +27,11 @@ PAPER_TABLES = Path(__file__).resolve().parent / "paper_tables"
 
 
 def _path(seed_file: str, table: str) -> Path:
-    m = re.fullmatch(r"Table (\d+)", table)
+    m = re.fullmatch(r"(Table|Section) ([0-9A-Z]+)", table)
     if m is None:
-        raise InvalidInputError(f"table must look like 'Table 7', got {table!r}")
-    path = PAPER_TABLES / seed_file / f"table{m[1]}.csv"
+        raise InvalidInputError(
+            f"table must look like 'Table 7' (or 'Section C' for seed 000), got {table!r}")
+    path = PAPER_TABLES / seed_file / f"{m[1].lower()}{m[2].lower()}.csv"
     if not path.is_file():
         have = sorted(p.relative_to(PAPER_TABLES).as_posix()
                       for p in PAPER_TABLES.glob("*/*.csv"))

@@ -1,1 +1,19 @@
-"""FusionGAN (seed 000)."""
+"""FusionGAN (seed 000): one generator, one discriminator per data source.
+
+Modules
+-------
+networks     the section A generator and per-source discriminator
+step         Algorithm B as a training step of the shared trainer (FusionConfig: section C)
+synthesizer  ``FusionGAN``: ``fit(sources)`` / ``sample(n, seed)`` over a SourceSet
+scaling      pooled per-column standardisation across sources
+weighting    section D: uniform, cluster and density weights
+complexity   section H: multiply-add counts and timing of the real step
+simulate     Gaussian-mixture sources with a known truth
+evaluation   scoring against real records with the shared metrics (sections E, F, I)
+"""
+
+from fusionlib.fusion.step import FusionConfig, FusionStep, fusion_step
+from fusionlib.fusion.synthesizer import FusionGAN
+from fusionlib.fusion.weighting import compute_weights
+
+__all__ = ["FusionConfig", "FusionGAN", "FusionStep", "compute_weights", "fusion_step"]

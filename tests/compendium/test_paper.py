@@ -37,11 +37,11 @@ def test_every_paper_table_file_loads_with_its_header():
     files = sorted(PAPER_TABLES.glob("*/*.csv"))
     assert files, "no paper tables found"
     for f in files:
-        seed, num = f.parent.name, f.stem.removeprefix("table")
-        info = paper_table_info(seed, f"Table {num}")
-        assert info["seed"] == seed and info["table"] == f"Table {num}"
-        frame = paper_table(seed, f"Table {num}")
-        assert len(frame) > 0 and "dataset" in frame.columns
+        kind = "Table" if f.stem.startswith("table") else "Section"
+        name = f"{kind} {f.stem.removeprefix(kind.lower()).upper()}"
+        info = paper_table_info(f.parent.name, name)
+        assert info["seed"] == f.parent.name and info["table"] == name
+        assert len(paper_table(f.parent.name, name)) > 0
 
 
 def test_paper_table_keeps_empty_keys_and_reads_empty_values_as_nan():
