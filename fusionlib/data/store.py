@@ -1,15 +1,38 @@
-"""Where dataset files live, and checksum verification."""
+"""Where dataset files live, and checksum verification.
+
+Files are checked against the registry (``hash_policy="strict"``) or, for files whose checksum
+nobody publishes (``"record-on-first-use"``), against the lock file ``SHA256SUMS`` beside them,
+which the first use writes (see :mod:`fusionlib.data.registry`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import sys
 from pathlib import Path
 
-from fusionlib.data.registry import DatasetSpec, FileSpec, get_spec
+from fusionlib.data.registry import LOCK_FILE, RECORD_ON_FIRST_USE, DatasetSpec, FileSpec, get_spec
 from fusionlib.errors import DataIntegrityError, DataUnavailableError
+from fusionlib.io import atomic_write_text
 
-__all__ = ["data_dir", "file_digest", "verify_bytes", "verify_file", "dataset_paths"]
+__all__ = [
+    "data_dir", "file_digest", "verify_bytes", "verify_file", "dataset_paths", "read_lock",
+    "file_state", "dataset_states", "VERIFIED", "MISSING", "ALTERED", "FOLDER", "NOT_A_FILE",
+    "NOT_RECORDED", "not_a_file_error",
+]
+
+# The states of a file on disk, as reported by `python -m fusionlib.data status`.
+VERIFIED = "present and verified"
+MISSING = "missing"
+ALTERED = "present but altered (hash mismatch)"
+FOLDER = "folder instead of file"
+NOT_A_FILE = "present but not a regular file"
+NOT_RECORDED = "present, SHA256 not yet recorded (recorded on first load)"
+
+_DEFAULT_FIX = "`make data`, or `python -m fusionlib.data provision <dataset>`"
+_LOCK_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 
 
 def data_dir() -> Path:
@@ -24,45 +47,174 @@ def data_dir() -> Path:
     return Path.home() / ".cache" / "fusionlib"
 
 
-def file_digest(path: Path, algorithm: str = "sha256") -> str:
-    """Hex digest of a file, read in 1 MiB blocks."""
-    h = hashlib.new(algorithm)
+def _digests(path: Path, algorithms: tuple[str, ...]) -> dict[str, str]:
+    hs = {a: hashlib.new(a) for a in algorithms}
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+            for h in hs.values():
+                h.update(block)
+    return {a: h.hexdigest() for a, h in hs.items()}
 
 
-def _mismatch(spec: FileSpec, what: str, got: str, want: str, where: str) -> DataIntegrityError:
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    """Hex digest of a file, read in 1 MiB blocks."""
+    return _digests(path, (algorithm,))[algorithm]
+
+
+def read_lock(folder: Path) -> dict[str, str]:
+    """The first-use hashes recorded in ``folder/SHA256SUMS``: file name -> SHA256 (empty if
+    there is no lock file). A malformed lock file raises :class:`DataIntegrityError`."""
+    lock = Path(folder) / LOCK_FILE
+    try:
+        text = lock.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise DataIntegrityError(
+            f"{lock} is not a readable checksum list ({type(exc).__name__}). To fix: delete it; "
+            "the next load records the hashes again (compare them with the source).") from None
+    recorded: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = _LOCK_LINE.fullmatch(line)
+        if m is None:
+            raise DataIntegrityError(
+                f"{lock}, line {number}: {line[:80]!r} is not '<sha256>  <file name>'. To fix: "
+                "correct that line, or delete the line (or the file) so that the next load "
+                "records the hash again.")
+        recorded[m.group(2)] = m.group(1)
+    return recorded
+
+
+def _record(folder: Path, name: str, sha: str) -> None:
+    """Add ``name``'s hash to the lock file (atomically) and tell the user to compare it."""
+    lock = folder / LOCK_FILE
+    recorded = read_lock(folder)
+    recorded[name] = sha
+    text = "".join(f"{h}  {n}\n" for n, h in sorted(recorded.items()))
+    try:
+        atomic_write_text(lock, text)
+    except OSError as exc:
+        print(f"fusionlib: first use of {folder / name}: SHA256 {sha}. It could not be recorded "
+              f"in {lock} ({exc}), so this file is not verified; compare the hash with the "
+              "source's.", file=sys.stderr)
+        return
+    print(f"fusionlib: first use of {folder / name}: recorded its SHA256 {sha} in {lock}. "
+          "Please compare it with the checksum published by the source (or a colleague's "
+          "copy); every later load is verified against it.", file=sys.stderr)
+
+
+def _registry_mismatch(spec: FileSpec, algorithm: str, got: str, want: str, path: Path,
+                       how: str) -> DataIntegrityError:
     return DataIntegrityError(
-        f"{where}: {what} is {got}, the registry expects {want} for {spec.name}; the file is "
-        "altered, truncated or a different release. Delete it and provision it again "
-        "(`make data`)."
+        f"{path}: its {algorithm} is {got}, but the registry expects {want} for {spec.name!r}; "
+        f"the file is altered, truncated or a different release. To fix: delete {path} and "
+        f"provision it again ({how})."
     )
 
 
-def verify_bytes(spec: FileSpec, payload: bytes, where: str = "payload") -> None:
-    """Check ``payload`` against the registry's checksums for ``spec``."""
+def _lock_mismatch(got: str, want: str, path: Path, how: str) -> DataIntegrityError:
+    lock = path.parent / LOCK_FILE
+    return DataIntegrityError(
+        f"{path}: its SHA256 is {got}, but {lock} recorded {want} when the file was first used; "
+        f"the file has changed since. To fix: delete {path} and provision it again ({how}). If "
+        f"the recorded hash came from a bad first copy, also delete the line for {path.name!r} "
+        f"in {lock} (the next load records the new hash)."
+    )
+
+
+def _payload_mismatch(spec: FileSpec, algorithm: str, got: str, want: str, where: str,
+                      origin: str) -> DataIntegrityError:
+    return DataIntegrityError(
+        f"{where}: its {algorithm} is {got}, but {origin} expects {want} for {spec.name!r}; "
+        "nothing was installed. The source copy is altered, truncated or a different release: "
+        "fetch it again from the original source, or check the expected hash."
+    )
+
+
+def not_a_file_error(path: Path, how: str = _DEFAULT_FIX) -> DataIntegrityError:
+    """The error for a path that exists but is not a regular file (typically a folder)."""
+    kind = "a folder" if path.is_dir() else "not a regular file"
+    return DataIntegrityError(
+        f"{path} is {kind}, but a file is expected there; its contents cannot be checked "
+        f"against a checksum. To fix: move it away, then provision the file ({how})."
+    )
+
+
+def verify_bytes(spec: FileSpec, payload: bytes, where: str = "payload", *,
+                 folder: Path | None = None) -> None:
+    """Check ``payload`` against the registry's checksums for ``spec`` (and, for a
+    record-on-first-use file, against a hash already recorded in ``folder``'s lock file)."""
     if spec.sha256 is not None:
         got = hashlib.sha256(payload).hexdigest()
         if got != spec.sha256:
-            raise _mismatch(spec, "SHA256", got, spec.sha256, where)
+            raise _payload_mismatch(spec, "SHA256", got, spec.sha256, where, "the registry")
     if spec.md5 is not None:
         got = hashlib.md5(payload, usedforsecurity=False).hexdigest()
         if got != spec.md5:
-            raise _mismatch(spec, "MD5", got, spec.md5, where)
+            raise _payload_mismatch(spec, "MD5", got, spec.md5, where, "the registry")
+    if spec.hash_policy == RECORD_ON_FIRST_USE and folder is not None:
+        want = read_lock(folder).get(spec.name)
+        got = hashlib.sha256(payload).hexdigest()
+        if want is not None and got != want:
+            raise _payload_mismatch(spec, "SHA256", got, want, where, str(folder / LOCK_FILE))
 
 
-def verify_file(spec: FileSpec, path: Path) -> str:
-    """Check a file on disk; returns its SHA256 (useful when the registry has none)."""
-    sha = file_digest(path)
-    if spec.sha256 is not None and sha != spec.sha256:
-        raise _mismatch(spec, "SHA256", sha, spec.sha256, str(path))
-    if spec.md5 is not None:
-        md5 = file_digest(path, "md5")
-        if md5 != spec.md5:
-            raise _mismatch(spec, "MD5", md5, spec.md5, str(path))
-    return sha
+def verify_file(spec: FileSpec, path: Path, *, record: bool = True,
+                how_to_fix: str = _DEFAULT_FIX) -> str:
+    """Check a file on disk; returns its SHA256.
+
+    Strict files are compared with the registry. A record-on-first-use file is compared with the
+    hash recorded in ``SHA256SUMS`` beside it; if none is recorded yet and ``record`` is true,
+    its hash is recorded now (and printed). Raises :class:`DataIntegrityError` for a mismatch or
+    when ``path`` is a folder, :class:`DataUnavailableError` when it does not exist.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataUnavailableError(f"{path} does not exist. To fix: {how_to_fix}.")
+    if not path.is_file():
+        raise not_a_file_error(path, how_to_fix)
+    algorithms = ("sha256", "md5") if spec.md5 is not None else ("sha256",)
+    got = _digests(path, algorithms)
+    if spec.sha256 is not None and got["sha256"] != spec.sha256:
+        raise _registry_mismatch(spec, "SHA256", got["sha256"], spec.sha256, path, how_to_fix)
+    if spec.md5 is not None and got["md5"] != spec.md5:
+        raise _registry_mismatch(spec, "MD5", got["md5"], spec.md5, path, how_to_fix)
+    if spec.hash_policy == RECORD_ON_FIRST_USE:
+        want = read_lock(path.parent).get(spec.name)
+        if want is None:
+            if record:
+                _record(path.parent, spec.name, got["sha256"])
+        elif got["sha256"] != want:
+            raise _lock_mismatch(got["sha256"], want, path, how_to_fix)
+    return got["sha256"]
+
+
+def file_state(spec: FileSpec, path: Path) -> str:
+    """The state of one file, without changing anything: :data:`VERIFIED`, :data:`MISSING`,
+    :data:`ALTERED`, :data:`FOLDER`, :data:`NOT_A_FILE` or :data:`NOT_RECORDED`."""
+    path = Path(path)
+    if not path.exists():
+        return MISSING
+    if path.is_dir():
+        return FOLDER
+    if not path.is_file():
+        return NOT_A_FILE
+    try:
+        verify_file(spec, path, record=False)
+    except DataIntegrityError:
+        return ALTERED
+    if spec.hash_policy == RECORD_ON_FIRST_USE and spec.name not in read_lock(path.parent):
+        return NOT_RECORDED
+    return VERIFIED
+
+
+def dataset_states(name: str | DatasetSpec) -> dict[str, str]:
+    """File name -> :func:`file_state` for every file of a dataset (read-only)."""
+    spec = name if isinstance(name, DatasetSpec) else get_spec(name)
+    folder = data_dir() / spec.name
+    return {f.name: file_state(f, folder / f.name) for f in spec.files}
 
 
 def dataset_paths(name: str | DatasetSpec, *, verify: bool = True) -> dict[str, Path]:
@@ -73,11 +225,15 @@ def dataset_paths(name: str | DatasetSpec, *, verify: bool = True) -> dict[str, 
     DataUnavailableError
         A file is missing; the message says how to provision it.
     DataIntegrityError
-        A file's checksum differs from the registry.
+        A file's checksum differs from the registry (or from the hash recorded on its first use),
+        or a folder stands where a file is expected (refused even when ``verify`` is false).
     """
     spec = name if isinstance(name, DatasetSpec) else get_spec(name)
     folder = data_dir() / spec.name
     paths = {f.name: folder / f.name for f in spec.files}
+    for p in paths.values():
+        if p.exists() and not p.is_file():
+            raise not_a_file_error(p, spec.how_to_provision)
     missing = [n for n, p in paths.items() if not p.exists()]
     if missing:
         raise DataUnavailableError(
@@ -86,6 +242,5 @@ def dataset_paths(name: str | DatasetSpec, *, verify: bool = True) -> dict[str, 
         )
     if verify:
         for f in spec.files:
-            if paths[f.name].is_file():
-                verify_file(f, paths[f.name])
+            verify_file(f, paths[f.name], how_to_fix=spec.how_to_provision)
     return paths
