@@ -5,9 +5,11 @@
 For each notebook the runner computes a key from (its source, the scale, its parameters, and the
 source of every ``fusionlib`` module it depends on, transitively). If the executed notebook's
 stamp holds the same key, nothing runs. Otherwise the notebook is read with jupytext, executed
-by papermill with ``scale`` and ``results_dir`` injected, and the executed ``.ipynb`` is moved into
-place atomically; a failed run leaves the previous output untouched and keeps the failed notebook
-under ``<out>/_failed/`` for inspection. The scorecard notebook runs last and is keyed on every
+by papermill with ``scale`` and ``results_dir`` injected, its ``parameters`` and
+``injected-parameters`` cells are tagged ``remove-cell`` (the book shows neither the defaults nor
+this machine's paths), and the executed ``.ipynb`` is moved into place atomically; a failed
+run leaves the previous output untouched and keeps the failed notebook under ``<out>/_failed/``
+for inspection. The scorecard notebook runs last and is keyed on every
 other notebook's ``claims.csv``.
 """
 
@@ -23,18 +25,22 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_json
 
-__all__ = ["notebook_key", "execute_notebook", "run_all", "discover", "SCORECARD"]
+__all__ = ["notebook_key", "execute_notebook", "run_all", "discover", "hide_parameter_cells",
+           "SCORECARD"]
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the fusionlib folder
 REPO = PACKAGE.parent
 SCORECARD = "scorecard"
 #: the pinned environment: a change of any pin re-runs every notebook
 ENVIRONMENT_FILES = (REPO / "requirements.lock", REPO / "pyproject.toml")
+#: tags of the cells the book hides: the notebook's defaults and papermill's injected values
+PARAMETER_TAGS = ("parameters", "injected-parameters")
 _CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
 
 
@@ -129,6 +135,7 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
     succeeded, so a failed or killed run never mixes its files with a previous run's.
     """
     import jupytext
+    import nbformat
     import papermill
 
     validate_scale(scale)
@@ -144,10 +151,12 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
     # in which case it is renamed onto the target (atomic on one file system)
     failed = out_dir / "_failed" / f"{path.stem}.ipynb"
     failed.parent.mkdir(exist_ok=True)
-    papermill.execute_notebook(
+    executed = papermill.execute_notebook(
         nb, str(failed), parameters=parameters, kernel_name="python3", cwd=str(path.parent),
         progress_bar=False, execution_timeout=timeout, report_mode=False,
     )
+    hide_parameter_cells(executed)
+    nbformat.write(executed, str(failed))
     target = out_dir / f"{path.stem}.ipynb"
     old = out_dir.resolve() / f".{path.stem}.old"
     shutil.rmtree(old, ignore_errors=True)
@@ -158,6 +167,20 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
     os.replace(failed, target)
     shutil.rmtree(old, ignore_errors=True)
     return target
+
+
+def hide_parameter_cells(nb: Any) -> int:
+    """Add the ``remove-cell`` tag to every cell of ``nb`` tagged ``parameters`` or
+    ``injected-parameters`` (myst-nb leaves such cells out of the book); returns how many cells
+    carry it. Other cells and their tags are left alone; calling it twice changes nothing."""
+    hidden = 0
+    for cell in nb.cells:
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if any(t in tags for t in PARAMETER_TAGS):
+            if "remove-cell" not in tags:
+                tags.append("remove-cell")
+            hidden += 1
+    return hidden
 
 
 def _stamp_path(out_dir: Path, stem: str) -> Path:

@@ -113,7 +113,7 @@ class GANConfig:
 
 
 #: the methods with paper defaults in DEFAULTS
-METHODS = ("plain", "mp", "gp", "pt+mp", "pt+gp", "pt+cp", "mixup")
+METHODS = ("plain", "mp", "gp", "wgan-gp", "pt+mp", "pt+gp", "pt+cp", "mixup")
 
 DEFAULTS: dict[str, GANConfig] = {
     # standard GAN (Goodfellow et al. 2014), non-saturating generator: the "plain" training
@@ -121,8 +121,12 @@ DEFAULTS: dict[str, GANConfig] = {
     "plain": GANConfig("plain", loss="js"),
     # Lipschitz GAN max penalty; lambda_MP = 1 as in the paper's tables (Section 5.1)
     "mp": GANConfig("mp", penalty="mp", penalty_weight=1.0),
-    # WGAN-GP with its paper's lambda = 10 (Gulrajani et al. 2017)
+    # WGAN-GP with its paper's lambda = 10 (Gulrajani et al. 2017), under PTGAN's shared
+    # settings (one critic step, Adam betas (0, 0.9)) so that only the objective differs
     "gp": GANConfig("gp", penalty="gp", penalty_weight=10.0),
+    # WGAN-GP with its own published settings (Gulrajani et al. 2017, Algorithm 1): five critic
+    # steps per generator step (n_critic = 5), Adam lr 1e-4, betas (0, 0.9), lambda = 10
+    "wgan-gp": GANConfig("wgan-gp", penalty="gp", penalty_weight=10.0, n_critic=5),
     # tempering with the baselines' penalties instead of the coherency penalty (Section 5.1)
     "pt+mp": GANConfig("pt+mp", penalty="mp", penalty_weight=1.0, r=0.9, conditional=True,
                        interpolated_noise=True),

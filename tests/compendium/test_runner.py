@@ -2,9 +2,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from fusionlib.compendium.runner import fusionlib_dependencies, notebook_key, run_all
+from fusionlib.compendium.runner import (
+    fusionlib_dependencies,
+    hide_parameter_cells,
+    notebook_key,
+    run_all,
+)
 from fusionlib.errors import InvalidInputError
 
 HEADER = """---
@@ -93,3 +99,40 @@ def test_bad_scale_is_refused(tmp_path):
     nb = _write(tmp_path / "a.md", BODY)
     with pytest.raises(InvalidInputError, match="smoke, cpu, paper"):
         run_all([nb], tmp_path / "out", "medium")
+
+
+def _tags(nb) -> list[list[str]]:
+    return [c.get("metadata", {}).get("tags", []) for c in nb.cells]
+
+
+def test_parameter_cells_are_tagged_remove_cell_and_nothing_else():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("scale = 'cpu'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("# Parameters\nscale = 'smoke'",
+                                  metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["hide-input"]}),
+        nbformat.v4.new_code_cell("y = 2"),
+        nbformat.v4.new_markdown_cell("# parameters"),
+    ])
+    assert hide_parameter_cells(nb) == 2
+    assert _tags(nb) == [["parameters", "remove-cell"], ["injected-parameters", "remove-cell"],
+                         ["hide-input"], [], []]
+    assert hide_parameter_cells(nb) == 2  # idempotent: no second tag
+    assert _tags(nb)[0] == ["parameters", "remove-cell"]
+
+
+@pytest.mark.notebook
+def test_executed_notebook_hides_parameter_and_injected_cells(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    nb = _write(src / "tiny.md", BODY)
+    run_all([nb], out, "smoke")
+    executed = nbformat.read(out / "tiny.ipynb", as_version=4)
+    by_tag = {t: "remove-cell" in tags for tags in _tags(executed) for t in tags
+              if t != "remove-cell"}
+    assert by_tag == {"parameters": True, "injected-parameters": True}
+    injected = next(c for c in executed.cells
+                    if "injected-parameters" in c.metadata.get("tags", []))
+    assert str(tmp_path) in injected.source  # the machine's path is in it: hence hidden
+    body = [c for c in executed.cells if c.cell_type == "code" and not c.metadata.get("tags")]
+    assert len(body) == 1 and "out.txt" in body[0].source  # the body stays visible

@@ -135,3 +135,9 @@ def test_overlap_combination_in_one_table_only_raises_for_independence_given_ove
         IndependenceGivenOverlap().fit(internal, external)
     with pytest.raises(InvalidInputError, match="internal"):
         MarginalPreservation(keep="external").fit(internal, external)
+
+
+def test_continuous_float_column_is_refused_with_discretise_first(make):
+    internal = INTERNAL.assign(y=np.linspace(0.0, 1.0, len(INTERNAL)))
+    with pytest.raises(InvalidInputError, match="Discretise first"):
+        make().fit(internal, EXTERNAL)

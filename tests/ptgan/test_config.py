@@ -85,3 +85,9 @@ def test_conditional_mixup_is_rejected():
 def test_to_dict_round_trip():
     cfg = default_config("pt+gp")
     assert GANConfig(**cfg.to_dict()) == cfg
+
+
+def test_wgan_gp_with_its_published_settings_takes_five_critic_steps():
+    shared, own = default_config("gp"), default_config("wgan-gp")
+    assert shared.n_critic == 1 and own.n_critic == 5
+    assert (own.penalty, own.penalty_weight, own.betas) == ("gp", 10.0, (0.0, 0.9))

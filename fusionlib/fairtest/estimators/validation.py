@@ -53,6 +53,13 @@ def check_table(df: object, name: str) -> pd.DataFrame:
             f"the {name} table has missing values (column: count) {detail}; drop those rows "
             "first (df.dropna()) or encode missingness as its own category"
         )
+    continuous = [str(c) for c in df.columns if pd.api.types.is_float_dtype(df[c])]
+    if continuous:
+        raise InvalidInputError(
+            f"the {name} table has continuous (float) columns {continuous}: these estimators "
+            "treat every value as a category, so each distinct number would become its own "
+            "category. Discretise first (fusionlib.fairtest.discretise, or pandas.cut), or cast "
+            "genuinely categorical codes to str")
     out = df.astype(str)
     out.columns = [str(c) for c in df.columns]
     return out
