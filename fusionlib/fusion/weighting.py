@@ -210,12 +210,14 @@ def log_kde_at_points(z: object, *, bandwidth: float = 0.5, kernel: str = "gauss
         One of :data:`KERNELS`.
     method : {"auto", "exact", "tree"}, default "auto"
         ``"exact"``: dense tiled kernel sum with BLAS, Gaussian kernel only, O(n^2 d) time,
-        O(n) extra memory, exact up to float64 rounding (relative error ~1e-12 on standardised
-        data); ~3 s at n = 50,000, d = 20 on 2 cores. ``"tree"``: scikit-learn
-        ``KernelDensity`` (ball tree) with relative tolerance ``tree_rtol``: every
+        O(n d) memory plus one 32 MiB tile, exact up to float64 rounding (relative error
+        ~1e-13 on standardised data). At n = 50,000, d = 20 on 2 cores: 3-5 s when the
+        machine is otherwise idle, 5-15 s when it is shared (multithreaded BLAS suffers from
+        contention; limit its threads with threadpoolctl if needed). ``"tree"``:
+        scikit-learn ``KernelDensity`` (ball tree) with relative tolerance ``tree_rtol``: every
         ``p_hat(x_i)`` is within a factor ``1 +/- tree_rtol`` of the exact value; any kernel,
-        but ~20x slower than exact at n = 50,000, d = 20. ``"auto"``: exact for the Gaussian
-        kernel, tree otherwise.
+        but 70-200 s at n = 50,000, d = 20 (about 15-20x the exact method; a KD-tree was 2x
+        slower still). ``"auto"``: exact for the Gaussian kernel, tree otherwise.
     tree_rtol : float, default 1e-4
         Relative error bound of the tree method (not used by the exact method).
 
