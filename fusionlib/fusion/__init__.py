@@ -12,7 +12,8 @@ simulate     Gaussian-mixture sources with a known truth
 evaluation   scoring against real records with the shared metrics (sections E, F, I)
 """
 
-from fusionlib.fusion.step import FusionConfig, FusionStep, fusion_step
+from fusionlib.fusion.config import FusionConfig
+from fusionlib.fusion.step import FusionStep, fusion_step
 from fusionlib.fusion.synthesizer import FusionGAN
 from fusionlib.fusion.weighting import compute_weights
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from fusionlib.checks import check_positive_int
 from fusionlib.errors import InvalidInputError
-from fusionlib.fusion.step import FusionConfig, fusion_step
+from fusionlib.fusion.config import FusionConfig
+from fusionlib.fusion.step import fusion_step
 from fusionlib.gan.trainer import Trainer
 from fusionlib.rng import child, numpy_rng
 

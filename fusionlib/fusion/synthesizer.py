@@ -19,15 +19,15 @@ from sklearn.base import BaseEstimator
 from fusionlib.checks import check_nonneg_int, check_positive_int, is_int
 from fusionlib.data.sources import SourceSet, as_source_set
 from fusionlib.errors import InvalidInputError, NotFittedError
+from fusionlib.fusion.config import DEFAULT_CONFIG, FusionConfig
 from fusionlib.fusion.scaling import pooled_scaler
-from fusionlib.fusion.step import FusionConfig, fusion_step
+from fusionlib.fusion.step import fusion_step
 from fusionlib.gan.trainer import Trainer
 from fusionlib.rng import child, numpy_rng
 
 __all__ = ["FusionGAN", "DEFAULT_CONFIG"]
 
 #: Appendix C hyperparameters
-DEFAULT_CONFIG = FusionConfig()
 
 
 class FusionGAN(BaseEstimator):

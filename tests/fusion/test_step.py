@@ -7,14 +7,9 @@ import torch
 import torch.nn.functional as F
 
 from fusionlib.errors import InvalidInputError
+from fusionlib.fusion.config import FusionConfig, discriminator_loss, generator_loss
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
-from fusionlib.fusion.step import (
-    FusionConfig,
-    FusionStep,
-    discriminator_loss,
-    fusion_step,
-    generator_loss,
-)
+from fusionlib.fusion.step import FusionStep, fusion_step
 from fusionlib.gan.trainer import Trainer
 from fusionlib.rng import numpy_rng, torch_generator
 

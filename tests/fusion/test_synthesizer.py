@@ -5,7 +5,7 @@ import torch
 
 from fusionlib.data.sources import SourceSet
 from fusionlib.errors import InvalidInputError, NotFittedError
-from fusionlib.fusion.step import FusionConfig
+from fusionlib.fusion.config import FusionConfig
 from fusionlib.fusion.synthesizer import FusionGAN
 from fusionlib.rng import numpy_rng
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sklearn.neighbors import KernelDensity
 
-import fusionlib.fusion.weighting as weighting
 from fusionlib.errors import InvalidInputError
+from fusionlib.fusion import density
 from fusionlib.fusion.weighting import (
     cluster_weights,
     compute_weights,
@@ -279,8 +279,8 @@ def test_bad_seed_rejected():
 
 @pytest.mark.parametrize("rows, cols", [(3, 7), (5, 5), (7, 3), (1, 1), (4, 100)])
 def test_exact_kde_tiling_covers_every_pair_once(monkeypatch, rows, cols):
-    monkeypatch.setattr(weighting, "_ROWS", rows)
-    monkeypatch.setattr(weighting, "_COLS", cols)
+    monkeypatch.setattr(density, "_ROWS", rows)
+    monkeypatch.setattr(density, "_COLS", cols)
     for n in (1, 2, 13, 29):
         z = np.random.default_rng(n).normal(size=(n, 3))
         reference = KernelDensity(bandwidth=0.5).fit(z).score_samples(z)
