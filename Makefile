@@ -10,8 +10,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
+# MathJax 3, served from the book itself (no CDN): the npm package, pinned and hash-checked,
+# unpacked into an ignored folder that _config.yml lists in html_static_path
+MATHJAX_VERSION := 3.2.2
+MATHJAX_SHA256 := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09
+MATHJAX_DIR := .cache/mathjax
+MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
-.PHONY: help env data notebooks book test lint bench clean check-scale
+.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -41,12 +47,36 @@ data: env  ## provision and verify the datasets (Fashion-MNIST via apt when run 
 notebooks: check-scale env data  ## execute the notebooks that changed, at SCALE
 	$(PY) -m fusionlib.compendium.runner --scale $(SCALE) --seed $(SEED) --out $(EXECUTED) $(if $(FORCE),--force)
 
-book: notebooks  ## execute changed notebooks at SCALE, then build the HTML strictly
+$(MATHJAX_STAMP):
+	@command -v npm >/dev/null || { echo "error: npm is needed once to fetch MathJax $(MATHJAX_VERSION) (apt-get install npm)" >&2; exit 1; }
+	rm -rf $(MATHJAX_DIR) && mkdir -p $(MATHJAX_DIR)/download
+	cd $(MATHJAX_DIR)/download && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null
+	echo "$(MATHJAX_SHA256)  $(MATHJAX_DIR)/download/mathjax-$(MATHJAX_VERSION).tgz" | sha256sum --check --quiet
+	tar -xzf $(MATHJAX_DIR)/download/mathjax-$(MATHJAX_VERSION).tgz -C $(MATHJAX_DIR)/download
+	mkdir -p $(MATHJAX_DIR)/static
+	mv $(MATHJAX_DIR)/download/package/es5 $(MATHJAX_DIR)/static/mathjax
+	cp $(MATHJAX_DIR)/download/package/LICENSE $(MATHJAX_DIR)/static/mathjax/LICENSE
+	rm -rf $(MATHJAX_DIR)/download
+	@touch $@
+
+mathjax: $(MATHJAX_STAMP)  ## fetch the pinned MathJax 3 from npm once (the book serves it, offline)
+
+book: mathjax notebooks  ## execute changed notebooks at SCALE, then build the HTML strictly
 	$(VENV)/bin/jupyter-book build . --builder html --all --warningiserror --nitpick --keep-going
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
 
+# SCALE given on the command line or in the environment: every chapter must be labelled with it
+check-html: env  ## open each built page in headless Chromium, offline: images, errors, TeX, scale
+	@if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null \
+	    && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium (apt-get)"; \
+	  (apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) || \
+	  echo "warning: could not install chromium" >&2; fi
+	$(PY) tools/check_html.py _build/html $(if $(filter command line environment,$(origin SCALE)),--scale $(SCALE))
+
 lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
-	$(VENV)/bin/ruff check fusionlib tests benchmarks
+	$(VENV)/bin/ruff check fusionlib tests benchmarks tools
 
 test: env data lint  ## lint + unit tests + every notebook at smoke scale
 	@$(PY) -m pytest -q; rc=$$?; \

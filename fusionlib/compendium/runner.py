@@ -31,8 +31,8 @@ from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_json
 
-__all__ = ["notebook_key", "execute_notebook", "run_all", "discover", "hide_parameter_cells",
-           "SCORECARD"]
+__all__ = ["notebook_key", "fusionlib_dependencies", "execute_notebook", "run_all", "discover",
+           "hide_parameter_cells", "SCORECARD"]
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the fusionlib folder
 REPO = PACKAGE.parent

@@ -12,8 +12,8 @@ h)``. Counting the multiply-adds of the Appendix A networks ourselves (:func:`it
   and D_k forward and backward on 2B records; the G step runs G forward, D_k forward, and the
   backward pass through both. With a backward pass costing about twice its forward pass, that
   is ``B (4 F_G + 9 F_D)`` per source and iteration (``F`` per record);
-- an epoch is ``ceil(n / B)`` iterations (our reading, see :class:`~fusionlib.fusion.synthesizer
-  .FusionGAN`), so the epoch cost is ``K n (4 F_G + 9 F_D)``: linear in K and n, with no
+- an epoch is ``ceil(n / B)`` iterations (our reading, see
+  :class:`~fusionlib.fusion.synthesizer.FusionGAN`), so the epoch cost is ``K n (4 F_G + 9 F_D)``: linear in K and n, with no
   ``1 / B`` factor (section H's ``/ B`` counts batches, not work), and quadratic in h through
   the ``h^2`` terms that section H leaves out; for the defaults (h = 128, L = 32) they dominate
   unless d is in the hundreds.

@@ -1,0 +1,221 @@
+"""The rendered-book checker (tools/check_html.py) on small hand-written pages, no browser; and
+the display helpers the chapters use (captioned tables, legible figures)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fusionlib.compendium.run import FIGURE_STYLE, Run, legible
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("check_html", ROOT / "tools" / "check_html.py")
+check_html = importlib.util.module_from_spec(_spec)
+sys.modules["check_html"] = check_html
+_spec.loader.exec_module(check_html)
+
+BANNER = ('<div class="admonition note"><p>Computed at scale <strong><code>smoke</code></strong>'
+          " (every code path runs once), base seed 0.</p></div>")
+TYPESET = ('<span class="math notranslate nohighlight"><mjx-container class="MathJax">'
+           '<mjx-math><mjx-c class="mjx-c1D444"></mjx-c></mjx-math><mjx-assistive-mml>'
+           "<math><mi>Q</mi></math></mjx-assistive-mml></mjx-container></span>")
+CAPTIONED = ('<div class="cell_output docutils container"><div class="output text_html">'
+             "<table><caption>Table 3 (scale: smoke)</caption><tr><td>0.5</td></tr></table>"
+             "</div></div>")
+
+
+def page(body: str) -> str:
+    return (f"<html><head><title>t</title><script>var s = '\\\\(x\\\\) $$';</script></head>"
+            f"<body><main>{body}</main></body></html>")
+
+
+CLEAN = page(f"<h1>Chapter</h1>{BANNER}<p>The tempered law {TYPESET} bridges the modes.</p>"
+             '<div class="cell_input"><pre>raise ValueError("in code: not an output")\n'
+             "x = r'\\(not math\\)'</pre></div>"
+             f'<p>Inline <code>\\alpha</code> is code.</p>{CAPTIONED}'
+             '<div class="cell_output"><div class="output stream"><pre>standard error 0.01'
+             "</pre></div></div>")
+
+
+def problems(html: str, *, chapter: bool = True, scale: str | None = None) -> list[str]:
+    return check_html.check_page(html, "book/executed/x.html", chapter=chapter,
+                                 expected_scale=scale)
+
+
+def test_clean_page_passes():
+    assert problems(CLEAN) == []
+    assert problems(CLEAN, scale="smoke") == []
+
+
+def test_raw_tex_after_mathjax_fails():
+    raw = page(f"{BANNER}<p>Interpolations "
+               '<span class="math notranslate nohighlight">\\(Q^\\alpha\\)</span> of two points'
+               '</p><div class="math notranslate nohighlight">\\[\\begin{aligned}x\\end{aligned}'
+               "\\]</div>")
+    found = problems(raw)
+    assert any("raw TeX" in p and "Q^" in p for p in found)
+    assert any("2 math element(s) not typeset" in p for p in found)
+    assert all(p.startswith("book/executed/x.html: ") for p in found)
+
+
+@pytest.mark.parametrize("text", ["$$x^2$$", "\\begin{align}", "the \\sqrt{2} term"])
+def test_other_raw_tex_forms_fail(text):
+    assert any("raw TeX" in p for p in problems(page(f"{BANNER}<p>{text}</p>")))
+
+
+def test_mathjax_errors_and_undefined_macros_fail():
+    merror = page(f'{BANNER}<mjx-container><mjx-merror data-mjx-error="Missing }}">'
+                  "<mjx-mtext>Missing close brace</mjx-mtext></mjx-merror></mjx-container>")
+    assert any("MathJax error" in p for p in problems(merror))
+    undefined = page(f"{BANNER}<span class='math'><mjx-container><mjx-assistive-mml><math>"
+                     "<mtext>\\foo</mtext></math></mjx-assistive-mml></mjx-container></span>")
+    assert any("undefined TeX macro" in p and "\\foo" in p for p in problems(undefined))
+
+
+def test_traceback_in_an_output_fails():
+    tb = page(f'{BANNER}<div class="cell_output docutils container">'
+              '<div class="output traceback highlight-ipythontb"><pre>'
+              '<span class="gt">Traceback (most recent call last)</span>\n'
+              '  File "x.py"\n<span class="ne">RuntimeError</span>: broken</pre></div></div>')
+    found = problems(tb)
+    assert any("traceback output block" in p for p in found)
+    assert any("error text in a cell output" in p and "Traceback" in p for p in found)
+
+
+def test_error_message_printed_in_an_output_fails():
+    printed = page(f'{BANNER}<div class="cell_output"><div class="output stream"><pre>'
+                   "FileNotFoundError: data/adult.csv</pre></div></div>")
+    assert any("FileNotFoundError: " in p for p in problems(printed))
+    # the same words in prose or in code are not outputs
+    assert problems(page(f"{BANNER}<p>A ValueError: is raised when ...</p>")) == []
+
+
+def test_chapter_without_scale_label_fails():
+    bare = CLEAN.replace(BANNER, "<p>No banner here.</p>")
+    assert any("no scale label" in p for p in problems(bare))
+    assert problems(bare, chapter=False) == []  # only chapters need the label
+
+
+def test_chapter_labelled_with_another_scale_fails():
+    assert any("built at cpu" in p for p in problems(CLEAN, scale="cpu"))
+
+
+def test_output_table_without_scale_caption_fails():
+    uncaptioned = CLEAN.replace("<caption>Table 3 (scale: smoke)</caption>", "")
+    assert any("without the scale in a caption" in p for p in problems(uncaptioned))
+    wrong = CLEAN.replace("(scale: smoke)", "(Adult)")
+    assert any("without the scale in a caption" in p for p in problems(wrong))
+
+
+def test_missing_and_undisplayed_images_fail(tmp_path):
+    (tmp_path / "_images").mkdir()
+    (tmp_path / "_images" / "ok.png").write_bytes(b"\x89PNG")
+    (tmp_path / "book").mkdir()
+    html = page(f'{BANNER}<img src="../_images/ok.png"><img src="../_images/gone.png">'
+                '<img src="data:image/png;base64,AAAA">')
+    found = check_html.check_page(html, "book/x.html", tmp_path)
+    assert found == ["book/x.html: missing image '../_images/gone.png'"]
+    rendered = [{"src": "../_images/ok.png", "width": 0}, {"src": "../_images/gone.png",
+                                                          "width": 0}]
+    found = check_html.check_page(html, "book/x.html", tmp_path, rendered_images=rendered)
+    assert found == ["book/x.html: missing image '../_images/gone.png'",
+                     "book/x.html: image not displayed (naturalWidth 0): '../_images/ok.png'"]
+
+
+def test_requests_to_other_hosts_and_missing_files_are_reported():
+    base = "http://127.0.0.1:8000/"
+    events = [
+        {"method": "Network.requestWillBeSent",
+         "params": {"request": {"url": "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex.js"}}},
+        {"method": "Network.requestWillBeSent", "params": {"request": {"url": base + "a.css"}}},
+        {"method": "Network.responseReceived",
+         "params": {"response": {"url": base + "_static/x.woff", "status": 404}}},
+        {"method": "Network.responseReceived",
+         "params": {"response": {"url": base + "favicon.ico", "status": 404}}},
+    ]
+    assert check_html.request_problems(events, base) == [
+        f"HTTP 404 for {base}_static/x.woff",
+        "requests another host (offline it fails): "
+        "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex.js",
+    ]
+
+
+def test_pages_skip_static_and_sources(tmp_path):
+    for rel in ("index.html", "book/a.html", "_static/x.html", "_sources/y.html"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("<html></html>")
+    assert [p.relative_to(tmp_path).as_posix() for p in check_html.pages_of(tmp_path)] == [
+        "book/a.html", "index.html"]
+
+
+# ----------------------------------------------------------------------------- display helpers
+
+
+def test_run_table_captions_the_scale_and_hides_a_meaningless_index(tmp_path):
+    run = Run("demo", scale="smoke", results_dir=tmp_path)
+    df = pd.DataFrame({"method": ["IGO", "<b>"], "KL": [0.123456, float("nan")]})
+    html = run.table(df, "Table 8 <ours>").to_html()
+    assert "<caption>Table 8 &lt;ours&gt; (scale: smoke)</caption>" in html
+    assert ">0.123<" in html and ">–<" in html and "&lt;b&gt;" in html
+    assert "row_heading" not in html  # index hidden
+    kept = run.table(df.set_index("method"), "T", digits=4, index=True).to_html()
+    assert "row_heading" in kept and ">0.1235<" in kept
+    page_html = page(BANNER + '<div class="cell_output">' + html + "</div>")
+    assert problems(page_html, scale="smoke") == []
+
+
+def test_legible_raises_small_text_and_keeps_large_text():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(FIGURE_STYLE):
+        fig, ax = plt.subplots(figsize=(16, 4))
+        ax.set_xticks([0, 1], ["a", "b"], fontsize=7)
+        ax.set_title("small", fontsize=8)
+        big = fig.suptitle("big", fontsize=16)
+        assert legible(fig, 11, width=8) is fig
+    assert list(fig.get_size_inches()) == [8, 2]
+    assert ax.title.get_fontsize() == 11 and big.get_fontsize() == 16
+    assert all(t.get_fontsize() >= 11 for t in ax.get_xticklabels())
+    plt.close(fig)
+
+
+def test_stray_objects_and_machine_paths_in_outputs_fail():
+    def output(text: str) -> str:
+        return page(f'{BANNER}<div class="cell_output"><div class="output text_plain"><pre>'
+                    f"{text}</pre></div></div>")
+
+    claim = output("Claim(claim_id='001-P3-gap', seed_file='001', where='Proposition 3')")
+    assert any("stray object" in p and "Claim(" in p for p in problems(claim))
+    path = output("PosixPath('/build/repo/book/executed/.x.partial/t.csv')")
+    found = check_html.check_page(path, "book/executed/x.html", chapter=True,
+                                  machine_paths=("/build/repo",))
+    assert any("stray object" in p for p in found)
+    assert any("this machine's path /build/repo" in p for p in found)
+    undrawn = output("&lt;Figure size 1200x300 with 3 Axes&gt;")
+    assert any("stray object" in p for p in problems(undrawn))
+    assert problems(output("wall time 12.8 s at scale smoke")) == []
+
+
+def test_known_toolchain_js_errors_are_not_reported():
+    def error(text: str) -> dict:
+        return {"method": "Runtime.exceptionThrown",
+                "params": {"exceptionDetails": {"exception": {"description": text}}}}
+
+    events = [error("SyntaxError: Identifier 'THEBE_JS_URL' has already been declared"),
+              error("TypeError: MathJax.typeset is not a function\n    at page.js:3")]
+    assert check_html.request_problems(events, "http://127.0.0.1:1/") == [
+        "JavaScript error: TypeError: MathJax.typeset is not a function"]
+
+
+def test_redirect_pages_are_recognised():
+    html = ('<!DOCTYPE html><html><head><meta http-equiv="Refresh" '
+            'content="0; url=book/intro.html" /></head></html>')
+    assert check_html.redirect_target(html) == "book/intro.html"
+    assert check_html.redirect_target(CLEAN) is None
