@@ -8,7 +8,11 @@ SCALES := smoke cpu paper
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha256sum | cut -c1-12)
+# torch build: cpu (the local 2.13.0+cpu wheel) or cuda (PyPI's build, for GPU runners)
+TORCH ?= cpu
+TORCHES := cpu cuda
+LOCKS := requirements-pip.lock requirements.lock requirements-torch-$(TORCH).lock
+STAMP := $(VENV)/.installed-$(TORCH)-$(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
 # MathJax 3, served from the book itself (no CDN): the npm package, pinned and hash-checked,
 # unpacked into an ignored folder that _config.yml lists in html_static_path
@@ -27,15 +31,16 @@ help:  ## list the targets
 check-scale:
 	@$(if $(filter $(SCALE),$(SCALES)),true,echo "error: SCALE=$(SCALE) is not allowed; use one of: $(SCALES)" >&2; exit 2)
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): $(LOCKS) pyproject.toml
+	@$(if $(filter $(TORCH),$(TORCHES)),true,echo "error: TORCH=$(TORCH) is not allowed; use one of: $(TORCHES)" >&2; exit 2)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --require-hashes -r requirements-pip.lock
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock -r requirements-torch-$(TORCH).lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-env: $(STAMP)  ## create the virtual environment from the pinned lock file (if missing/outdated)
+env: $(STAMP)  ## create .venv from the hash-pinned locks (TORCH=cpu|cuda; if missing/outdated)
 
 data: env  ## provision and verify the datasets (Fashion-MNIST via apt when run as root)
 	@if [ ! -d /usr/share/datasets/fashion-mnist ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
