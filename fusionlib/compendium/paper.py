@@ -89,12 +89,16 @@ def side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str],
 def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str, where: str,
                    metrics: Sequence[str], tolerance: Mapping[str, float] | Callable,
                    keys: Sequence[str] = ("method", "overlap"), group: str = "dataset",
-                   why: Callable[[dict, str], str] | None = None) -> pd.DataFrame:
+                   why: Callable[[dict, str], str] | None = None,
+                   not_comparable: Callable[[dict, str], str | None] | None = None
+                   ) -> pd.DataFrame:
     """One claim per (row, metric) of a :func:`side_by_side` table; empty paper cells skipped.
 
     ``tolerance`` maps a metric to its tolerance, or is ``f(row, metric) -> float``; ``why(row,
     metric)`` gives the known cause of a difference (added to the reason). Rows whose ``status``
-    is not "run" become "not run" claims with their ``reason``. Returns one row per claim:
+    is not "run" become "not run" claims with their ``reason``; so do cells for which
+    ``not_comparable(row, metric)`` returns a reason (a setting of this scale biases the metric,
+    so a verdict would rest on it). Returns one row per claim:
     ``group``, the keys, ``metric`` and ``verdict``.
     """
     verdicts = []
@@ -105,8 +109,11 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
             if pd.isna(paper_v):
                 continue
             not_run, tol = None, None
+            biased = not_comparable(r, m) if not_comparable is not None else None
             if r.get("status", "run") != "run":
                 not_run = r.get("reason") or "not run at this scale"
+            elif biased:
+                not_run = f"not comparable at this scale: {biased}"
             else:
                 tol = float(tolerance(r, m) if callable(tolerance) else tolerance[m])
                 if not np.isfinite(tol):

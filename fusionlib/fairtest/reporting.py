@@ -30,7 +30,7 @@ __all__ = [
     "SCALE_NOTES", "PAPER_ROUNDING", "difference_reason", "kl_tolerance", "dataset_means",
     "dm_gap_to_baselines", "beats_baselines", "mean_dcc",
     "audited_accuracy", "figure4_inputs", "kl_noise_floor", "kl_noise_floors",
-    "latent_sensitivity", "real_bootstrap_sd", "table9_wide",
+    "latent_sensitivity", "em_optima", "real_bootstrap_sd", "table9_wide",
 ]
 
 
@@ -130,6 +130,30 @@ def latent_sensitivity(prep: Prepared, overlap: str, em_seeds: Sequence[int], *,
         rows.append({"source": f"Latent, EM seed {s}", "log-likelihood": est.log_likelihood_,
                      "1-TVD": TVComplement().compute(prep.test, data), **point(data)})
     return pd.DataFrame(rows)
+
+
+def em_optima(sensitivity: pd.DataFrame, *, decimals: int = 0) -> pd.DataFrame:
+    """The distinct EM optima among single-start fits and how often each is reached.
+
+    ``sensitivity`` is :func:`latent_sensitivity`'s table (first row: the real test set). Fits
+    whose final log-likelihoods agree to ``decimals`` decimals (nats) are one optimum. One row
+    per optimum, best first: its log-likelihood, the number and share of starts that reach it,
+    and the mean of every metric column over those starts. The first row is what a best-of-N
+    restart protocol keeps.
+    """
+    fits = sensitivity.iloc[1:].copy()
+    if fits.empty:
+        return pd.DataFrame(columns=["optimum", "log-likelihood", "starts", "share"])
+    fits["optimum_ll"] = fits["log-likelihood"].round(decimals)
+    metrics = [c for c in fits.columns
+               if c not in ("source", "log-likelihood", "optimum_ll")]
+    grouped = fits.groupby("optimum_ll", sort=True)
+    out = grouped[metrics].mean()
+    out.insert(0, "share", grouped.size() / len(fits))
+    out.insert(0, "starts", grouped.size())
+    out = out.sort_index(ascending=False).reset_index(names="log-likelihood")
+    out.insert(0, "optimum", [f"#{i + 1}" for i in range(len(out))])
+    return out
 
 
 #: how each scale reduces the protocol (shown beside tables and in reasons)

@@ -95,3 +95,13 @@ def test_register_table_rows_not_run_become_not_run_claims():
     v = register_table(run, table, seed_file="002", tag="T", where="Table 7", metrics=["DM"],
                        tolerance={"DM": 0.05})
     assert list(v["verdict"]) == ["not run"] and "law.csv" in run.made[0].reason
+
+
+def test_a_cell_biased_by_this_scale_is_not_compared():
+    table = pd.DataFrame({"dataset": ["a"], "method": ["IGO"], "overlap": ["x"],
+                          "DM paper": [0.6], "DM ours": [0.6], "status": ["run"], "reason": [""]})
+    run = _FakeRun()
+    v = register_table(run, table, seed_file="002", tag="T", where="Table 7", metrics=["DM"],
+                       tolerance={"DM": 0.05},
+                       not_comparable=lambda r, m: "row cap" if m == "DM" else None)
+    assert list(v["verdict"]) == ["not run"] and "row cap" in run.made[0].reason

@@ -116,3 +116,16 @@ def test_kl_noise_floors_per_protected_attribute(compas_result):
     assert list(floors["attribute"]) == ["race", "sex"]
     assert (floors["cells"] == 4).all() and (floors["n_test"] == n).all()
     assert floors["floor"].iloc[0] == pytest.approx(kl_noise_floor(n, n, 4))
+
+
+def test_em_optima_groups_starts_by_log_likelihood_and_counts_them():
+    from fusionlib.fairtest.reporting import em_optima
+
+    sens = pd.DataFrame({"source": ["Real test", "s0", "s1", "s2", "s3"],
+                         "log-likelihood": [np.nan, -100.2, -100.1, -250.0, -100.3],
+                         "DI (race)": [0.6, 0.5, 0.7, 1.4, 0.6]})
+    out = em_optima(sens)
+    # -100.2, -100.1, -100.3 round to -100 (3 starts, mean DI 0.6); -250 alone (DI 1.4)
+    assert list(out["starts"]) == [3, 1] and list(out["optimum"]) == ["#1", "#2"]
+    assert out["share"].tolist() == pytest.approx([0.75, 0.25])
+    assert out["DI (race)"].tolist() == pytest.approx([0.6, 1.4])
