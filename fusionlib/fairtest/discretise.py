@@ -1,8 +1,8 @@
 """All-categorical versions of Adult, COMPAS and German credit (seed 002, Appendix B, Tables 4-6).
 
-:func:`discretise` maps the raw tables of :func:`fusionlib.data.loaders.load` to exactly the attributes
-and values of Tables 4-6: Adult 13 attributes, COMPAS 9, German 22 (Table 1's counts). Values
-are short strings; :data:`VALUES` lists every attribute's values as the tables print them.
+:func:`discretise` maps the raw tables of :func:`fusionlib.data.loaders.load` to exactly the
+attributes and values of Tables 4-6: Adult 13 attributes, COMPAS 9, German 22 (Table 1's counts).
+Values are short strings; :data:`VALUES` lists every attribute's values as the tables print them.
 
 Choices where the seed is silent (each is documented at its mapping):
 

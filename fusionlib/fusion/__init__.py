@@ -8,6 +8,10 @@ synthesizer  ``FusionGAN``: ``fit(sources)`` / ``sample(n, seed)`` over a Source
 scaling      pooled per-column standardisation across sources
 weighting    section D: uniform, cluster and density weights
 complexity   section H: multiply-add counts and timing of the real step
+encoding     the schema's encoding: pooled standardisation and one-hot blocks (categorical columns)
+density      kernel density at the sample points (density weights)
+calibration  calibration of record weights to external aggregate targets (raking, linear)
+dp           DP-SGD discriminators and their RDP privacy accountant
 simulate     Gaussian-mixture sources with a known truth
 evaluation   scoring against real records with the shared metrics (sections E, F, I)
 """

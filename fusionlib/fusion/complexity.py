@@ -13,10 +13,10 @@ h)``. Counting the multiply-adds of the Appendix A networks ourselves (:func:`it
   backward pass through both. With a backward pass costing about twice its forward pass, that
   is ``B (4 F_G + 9 F_D)`` per source and iteration (``F`` per record);
 - an epoch is ``ceil(n / B)`` iterations (our reading, see
-  :class:`~fusionlib.fusion.synthesizer.FusionGAN`), so the epoch cost is ``K n (4 F_G + 9 F_D)``: linear in K and n, with no
-  ``1 / B`` factor (section H's ``/ B`` counts batches, not work), and quadratic in h through
-  the ``h^2`` terms that section H leaves out; for the defaults (h = 128, L = 32) they dominate
-  unless d is in the hundreds.
+  :class:`~fusionlib.fusion.synthesizer.FusionGAN`), so the epoch cost is ``K n (4 F_G + 9 F_D)``:
+  linear in K and n, with no ``1 / B`` factor (section H's ``/ B`` counts batches, not work), and
+  quadratic in h through the ``h^2`` terms that section H leaves out; for the defaults (h = 128, L =
+  32) they dominate unless d is in the hundreds.
 
 :func:`time_iterations` measures seconds per iteration of the real step on this machine, and
 :func:`loglog_slope` fits the exponent of a power law to a sweep.

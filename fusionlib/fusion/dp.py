@@ -390,7 +390,7 @@ class DPFusionStep(FusionStep):
             m = rows.numel()
             z = torch.randn(m or cfg.batch_size, cfg.latent_dim, generator=rng, device=x.device)
             with torch.no_grad():
-                fake = self.generator(z[:m]).index_select(1, cols)
+                fake = self._generate(z[:m], rng).index_select(1, cols)
             grads, d_loss = self.private_gradients(disc, x[rows], w[rows], fake, rng)
             opt_d.zero_grad(set_to_none=True)
             for p, g in zip(disc.parameters(), grads, strict=True):
@@ -399,8 +399,8 @@ class DPFusionStep(FusionStep):
             self.ledger.steps[k] += 1
         disc.requires_grad_(False)  # the generator step: post-processing of the private D_k
         try:
-            g_loss = generator_loss(disc.logits(self.generator(z).index_select(1, cols)),
-                                    cfg.loss)
+            fake = self._generate(z, rng).index_select(1, cols)  # Gumbel noise: training stream
+            g_loss = generator_loss(disc.logits(fake), cfg.loss)
             opt_g = optimizers["generator"]
             opt_g.zero_grad(set_to_none=True)
             g_loss.backward()

@@ -21,6 +21,13 @@ computed as ``logsigmoid`` of the discriminator's logits (finite when D saturate
 at random interpolates of the real batch and ``pi_Vk(x_hat)``, and ``L_G = -mean(D_k(pi(x_hat)))``.
 The published WGAN-GP settings (Gulrajani et al. 2017) are 5 critic steps and Adam betas (0, 0.9);
 FusionGAN's defaults keep n_critic=1 and betas (0.5, 0.999) unless they are set.
+
+Categorical columns (Appendix I, extension 2): a generator with ``stochastic = True`` (Gumbel-
+softmax head) is called as ``G(z, generator=rng)``; its Gumbel noise comes from ``rng`` right
+after z, and step 4 replays the same noise as step 3 (from a copy of the state), so G steps on
+the very records D_k saw; the resume stays bitwise. ``sample`` passes its generator too: the
+argmax of a Gumbel-perturbed block is a draw from Categorical(softmax(logits)) (Gumbel-max),
+not the modal category of each z.
 """
 
 from __future__ import annotations
@@ -31,10 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from fusionlib.checks import (
-    check_positive_int,
-    is_int,
-)
+from fusionlib.checks import check_positive_int, is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.config import FusionConfig, discriminator_loss, generator_loss
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
@@ -43,6 +47,7 @@ from fusionlib.gan.step import Batch, OptimizerSpec, TrainingStep
 from fusionlib.rng import child
 
 __all__ = ["FusionStep", "fusion_step"]
+
 
 class FusionStep(TrainingStep):
     """One generator over the schema V and one discriminator per source (Algorithm B).
@@ -61,6 +66,8 @@ class FusionStep(TrainingStep):
     names:
         Source names for error messages (default "0", "1", ...).
 
+    Notes
+    -----
     The data of :meth:`prepare` are ``(x_0, w_0, x_1, w_1, ...)``: ``x_k`` (n_k, |V_k|) the rows
     of source k on its own columns, ``w_k`` (n_k,) their weights (None: all 1). Weights are used
     as given (FusionGAN passes weights that sum to n_k, i.e. have mean 1).
@@ -85,6 +92,8 @@ class FusionStep(TrainingStep):
                 f"{k} discriminators, {len(self.indices)} index lists, {len(self.names)} names")
         self._check_networks()
         self._index = tuple(torch.as_tensor(i, dtype=torch.long) for i in self.indices)
+        #: whether G draws noise of its own (a Gumbel-softmax head): G(z, generator=rng)
+        self.stochastic = bool(getattr(generator, "stochastic", False))
 
     def _check_networks(self) -> None:
         out_dim = getattr(self.generator, "out_dim", None)
@@ -207,8 +216,9 @@ class FusionStep(TrainingStep):
         rows = self.draw_rows(x.shape[0], w, rng)
         real, w_b = x[rows], w[rows]
         z = torch.randn(cfg.batch_size, cfg.latent_dim, generator=rng, device=x.device)
+        replay = _copy_generator(rng) if self.stochastic else None
         with torch.no_grad():
-            fake = self.generator(z).index_select(1, cols)  # x_hat <- G(z), projected
+            fake = self._generate(z, rng).index_select(1, cols)  # x_hat <- G(z), projected
         opt_d = optimizers[f"discriminator_{k}"]
         for _ in range(cfg.n_critic):
             d_loss, penalty = self._critic_objective(disc, real, w_b, fake, rng)
@@ -217,7 +227,7 @@ class FusionStep(TrainingStep):
             opt_d.step()
         disc.requires_grad_(False)  # no D_k weight-gradients in the generator step
         try:
-            fake = self.generator(z).index_select(1, cols)  # x_hat <- G(z) after the D_k step
+            fake = self._generate(z, replay).index_select(1, cols)  # x_hat <- G(z), same noise
             g_loss = generator_loss(disc.logits(fake), cfg.loss)
             opt_g = optimizers["generator"]
             opt_g.zero_grad(set_to_none=True)
@@ -229,6 +239,10 @@ class FusionStep(TrainingStep):
         if penalty is not None:
             out[f"penalty_{k}"] = penalty.detach()
         return out
+
+    def _generate(self, z: torch.Tensor, rng: torch.Generator | None) -> torch.Tensor:
+        """G(z); a stochastic generator also draws its (Gumbel) noise from ``rng``."""
+        return self.generator(z, generator=rng) if self.stochastic else self.generator(z)
 
     def _critic_objective(self, disc: torch.nn.Module, real: torch.Tensor, w: torch.Tensor,
                           fake: torch.Tensor, rng: torch.Generator
@@ -243,7 +257,8 @@ class FusionStep(TrainingStep):
     # ------------------------------------------------------------------ sampling
     @torch.no_grad()
     def sample(self, n: int, rng: torch.Generator, **options: object) -> torch.Tensor:
-        """``n`` records G(z), shape (n, |V|), with z ~ N(0, I) from ``rng``, in eval mode."""
+        """``n`` records G(z), shape (n, |V|), with z ~ N(0, I) (then any Gumbel noise of a
+        stochastic generator) from ``rng``, in eval mode."""
         if options:
             raise InvalidInputError(f"unknown sample option(s) {sorted(options)}; FusionGAN "
                                     "samples take none")
@@ -253,9 +268,16 @@ class FusionStep(TrainingStep):
         was_training = self.generator.training
         self.generator.eval()
         try:
-            return self.generator(z)
+            return self._generate(z, rng)
         finally:
             self.generator.train(was_training)
+
+
+def _copy_generator(rng: torch.Generator) -> torch.Generator:
+    """A new generator on ``rng``'s device in ``rng``'s current state (``rng`` is untouched)."""
+    copy = torch.Generator(device=rng.device)
+    copy.set_state(rng.get_state())
+    return copy
 
 
 def _float_tensor(what: str, x: object) -> torch.Tensor:
@@ -271,13 +293,18 @@ def _float_tensor(what: str, x: object) -> torch.Tensor:
 
 
 def fusion_step(config: FusionConfig, out_dim: int, indices: Sequence[Sequence[int]], *,
-                names: Sequence[str] | None = None, seed: object = 0) -> FusionStep:
+                names: Sequence[str] | None = None, spans: Sequence[object] | None = None,
+                tau: float = 0.2, hard: bool = True, seed: object = 0) -> FusionStep:
     """A :class:`FusionStep` with freshly initialised Appendix A networks.
 
     The generator is initialised on ``child(seed, "generator")`` and discriminator k on
-    ``child(seed, "source", k, "discriminator")``, so no two networks share a stream.
+    ``child(seed, "source", k, "discriminator")``, so no two networks share a stream. ``spans``
+    (the encoded layout, with ``tau`` and ``hard``) gives the generator a Gumbel-softmax head
+    when one of them is discrete (:class:`FusionGenerator`); ``out_dim`` and ``indices`` then
+    count encoded columns.
     """
-    gen = FusionGenerator(out_dim, latent_dim=config.latent_dim, hidden=config.hidden, seed=seed)
+    gen = FusionGenerator(out_dim, latent_dim=config.latent_dim, hidden=config.hidden,
+                          spans=spans, tau=tau, hard=hard, seed=seed)
     discs = [SourceDiscriminator(len(idx), hidden=config.hidden, seed=child(seed, "source", k))
              for k, idx in enumerate(indices)]
     return FusionStep(config, gen, discs, indices, names=names)

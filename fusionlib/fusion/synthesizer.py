@@ -1,7 +1,8 @@
 """FusionGAN (seed 000): one generator over the union of K >= 2 overlapping sources.
 
 :class:`FusionGAN` is the scikit-learn-style front end: it checks and splits the sources, puts
-every column on a unit scale, computes the sample weights of Appendix D, and trains
+every continuous column on a unit scale and one-hot encodes the categorical ones
+(:mod:`fusionlib.fusion.encoding`), computes the sample weights of Appendix D, and trains
 :class:`~fusionlib.fusion.step.FusionStep` (Algorithm B) with the shared
 :class:`~fusionlib.gan.trainer.Trainer` (checkpoints, bitwise resume on CPU, divergence stop).
 """
@@ -10,24 +11,22 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from fusionlib.checks import check_nonneg_int, check_positive_int, is_int
+from fusionlib.checks import check_nonneg_int, check_positive, check_positive_int, is_int
 from fusionlib.data.sources import SourceSet, as_source_set
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.fusion.config import DEFAULT_CONFIG, FusionConfig
-from fusionlib.fusion.scaling import pooled_scaler
+from fusionlib.fusion.encoding import SchemaEncoding, check_source_columns, schema_encoding
 from fusionlib.fusion.step import fusion_step
 from fusionlib.gan.trainer import Trainer
 from fusionlib.rng import child, numpy_rng
 
 __all__ = ["FusionGAN", "DEFAULT_CONFIG"]
-
-#: Appendix C hyperparameters
 
 
 class FusionGAN(BaseEstimator):
@@ -40,7 +39,7 @@ class FusionGAN(BaseEstimator):
         ``iterations_per_epoch`` trainer iterations, each of which runs Algorithm B's inner loop
         once over all K sources (one batch per source).
     config:
-        A :class:`~fusionlib.fusion.step.FusionConfig` (default: Appendix C).
+        A :class:`~fusionlib.fusion.config.FusionConfig` (default: Appendix C).
     device, n_threads, checkpoint_path, checkpoint_every, progress, log_every:
         Passed to the :class:`~fusionlib.gan.trainer.Trainer`. With ``checkpoint_path``, ``fit``
         resumes from an existing checkpoint made with the same settings and data (bitwise on
@@ -48,9 +47,26 @@ class FusionGAN(BaseEstimator):
     weighting_options:
         Options of the weighting strategy ``config.weighting`` (e.g. ``{"k": 20}``).
     standardize:
-        Standardise each schema column with the mean and sd of all training rows that observe it,
-        pooled over the sources that have it (a constant column gets sd 1), so that the linear
+        Standardise each continuous column with the mean and sd of all training rows that observe
+        it, pooled over the sources that have it (a constant column gets sd 1), so that the linear
         generator output is on a unit scale; samples are mapped back.
+    discrete_columns:
+        Names of the categorical columns (values of any hashable type: strings, ints, ...). Each
+        is one-hot encoded over the union of the categories seen in the sources that have it
+        (a category seen in one source only is kept; a single-level column is allowed and is
+        sampled as its one level); the generator gets a Gumbel-softmax head over the encoded
+        layout (Appendix I, planned extension 2), discriminator k sees the one-hot blocks of its
+        own columns, and samples decode each block to its argmax category, in the column's
+        original dtype. Without discrete columns the networks are exactly Appendix A's.
+    tau, hard:
+        Gumbel-softmax temperature (> 0) and straight-through flag of the head (used only with
+        discrete columns). ``hard=True`` (default): the generated blocks are exactly one-hot
+        (soft gradients). With soft blocks the BCE discriminators can tell them from the
+        one-hot real rows: on the data of ``tests/fusion/test_categorical.py`` (seeds 0-7,
+        1000 iterations) the generator then drifted to the majority category (largest category
+        share error: median 0.28, vs 0.05 with ``hard=True``; both 0.04 at 300). A
+        discriminator's first linear layer on a one-hot block is an embedding of the category
+        (Appendix I's "embedding layers"), so no separate ``nn.Embedding`` is needed.
     iterations_per_epoch:
         None: ``ceil(max_k n_k / batch_size)`` with n_k the training rows of source k, so an
         epoch passes over the largest source once in expectation. Algorithm B, read literally,
@@ -69,15 +85,20 @@ class FusionGAN(BaseEstimator):
         Dicts name -> DataFrame: the training rows and the held-out rows (fraction
         ``config.holdout``) of every source, in their original order.
     weights_:
-        Dict name -> float64 array (n_k_train,), summing to n_k_train.
+        Dict name -> float64 array (n_k_train,), summing to n_k_train. The strategies of
+        Appendix D need numbers: they see each source's *encoded* rows (standardised continuous
+        columns and the 0/1 one-hot blocks of its categorical columns).
+    encoder_:
+        The :class:`~fusionlib.fusion.encoding.SchemaEncoding` (spans, scaler, categories).
     scaler_:
-        The :class:`~fusionlib.fusion.scaling.PooledScaler` of the schema.
+        The :class:`~fusionlib.fusion.scaling.PooledScaler` of the continuous columns.
     trainer_, history_, n_iter_, iterations_per_epoch_:
         The fitted trainer, its loss log, and the iteration counts.
 
     Notes
     -----
-    Every column is modelled as continuous (Appendix I, limitation 1): samples are float64.
+    Columns not listed in ``discrete_columns`` are modelled as continuous (Appendix I,
+    limitation 1): they must be numeric and are sampled as float64.
     """
 
     def __init__(self, epochs: int = 100, config: FusionConfig = DEFAULT_CONFIG, *,
@@ -86,12 +107,14 @@ class FusionGAN(BaseEstimator):
                  checkpoint_every: int = 0, progress: bool = False,
                  weighting_options: Mapping[str, object] | None = None,
                  standardize: bool = True, iterations_per_epoch: int | None = None,
-                 log_every: int = 10, seed: object = 0) -> None:
+                 log_every: int = 10, discrete_columns: Collection[str] = (), tau: float = 0.2,
+                 hard: bool = True, seed: object = 0) -> None:
         self.epochs, self.config, self.device, self.n_threads = epochs, config, device, n_threads
         self.checkpoint_path, self.checkpoint_every = checkpoint_path, checkpoint_every
         self.progress, self.weighting_options = progress, weighting_options
         self.standardize, self.iterations_per_epoch = standardize, iterations_per_epoch
         self.log_every, self.seed = log_every, seed
+        self.discrete_columns, self.tau, self.hard = discrete_columns, tau, hard
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
@@ -110,34 +133,33 @@ class FusionGAN(BaseEstimator):
             raise InvalidInputError(
                 f"weighting_options must be a dict of options or None, got "
                 f"{type(self.weighting_options).__name__}")
-        for name in ("standardize", "progress"):
+        check_positive("tau", self.tau)
+        self._discrete()
+        for name in ("standardize", "progress", "hard"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInputError(f"{name} must be True or False, got "
                                         f"{getattr(self, name)!r}")
         child(self.seed)  # validates the seed
 
-    @staticmethod
-    def _check_sources(sources: object) -> SourceSet:
+    def _discrete(self) -> tuple[str, ...]:
+        """``discrete_columns`` checked and deduplicated (order kept)."""
+        cols = self.discrete_columns
+        if isinstance(cols, str):
+            raise InvalidInputError(f"discrete_columns must be a list of column names, got the "
+                                    f"string {cols!r}; write discrete_columns=[{cols!r}]")
+        if not isinstance(cols, Collection):
+            raise InvalidInputError(f"discrete_columns must be a list of column names, got "
+                                    f"{type(cols).__name__}")
+        cols = tuple(cols)
+        bad = [c for c in cols if not isinstance(c, str)]
+        if bad:
+            raise InvalidInputError(f"discrete_columns must name columns with strings, got {bad}")
+        return tuple(dict.fromkeys(cols))
+
+    def _check_sources(self, sources: object) -> SourceSet:
         src = as_source_set(sources).require(min_k=2)
         src.check_linked()
-        for name in src.names:
-            df = src[name]
-            for col in df.columns:
-                dtype = df[col].dtype
-                numeric = pd.api.types.is_bool_dtype(dtype) or (
-                    pd.api.types.is_numeric_dtype(dtype)
-                    and not pd.api.types.is_complex_dtype(dtype))
-                if not numeric:
-                    raise InvalidInputError(
-                        f"column {col!r} of source {name!r} is not numeric (dtype {dtype}); "
-                        "FusionGAN models continuous columns only: encode it as numbers "
-                        "(e.g. with fusionlib.encoding) or drop it")
-            finite = np.isfinite(df.to_numpy(dtype=np.float64, na_value=np.nan)).all(axis=0)
-            bad = [c for c, ok in zip(df.columns, finite, strict=True) if not ok]
-            if bad:
-                raise InvalidInputError(
-                    f"source {name!r} has NaN or infinite values in column(s) {bad}; drop or "
-                    "impute those rows first")
+        check_source_columns(src, self._discrete())
         return src
 
     # ------------------------------------------------------------------ fit
@@ -154,18 +176,16 @@ class FusionGAN(BaseEstimator):
         self
         """
         self._check_params()
-        for attr in ("trainer_", "weights_", "train_", "holdout_", "scaler_", "sources_",
-                     "schema_", "n_iter_", "iterations_per_epoch_"):
+        for attr in ("trainer_", "weights_", "train_", "holdout_", "scaler_", "encoder_",
+                     "sources_", "schema_", "n_iter_", "iterations_per_epoch_"):
             self.__dict__.pop(attr, None)  # a failed refit leaves the object unfitted
         cfg, src = self.config, self._check_sources(sources)
         train, holdout = self._split(src)
-        scaler = pooled_scaler(train, src.columns, standardize=self.standardize)
-        xs = {name: scaler.transform(df) for name, df in train.items()}
+        enc = schema_encoding(train, src.columns, self._discrete(), standardize=self.standardize)
+        xs = {name: enc.transform(df) for name, df in train.items()}
         weights = self._weights(xs)
-        where = {c: j for j, c in enumerate(src.columns)}
-        indices = [[where[c] for c in src.columns_of(name)] for name in src.names]
-        step = fusion_step(cfg, len(src.columns), indices, names=src.names,
-                           seed=child(self.seed, "networks"))
+        step = self._step(enc, [enc.positions(src.columns_of(name)) for name in src.names],
+                          src.names)
         trainer = Trainer(step, seed=child(self.seed, "train"), device=self.device,
                           n_threads=self.n_threads, checkpoint_path=self.checkpoint_path,
                           checkpoint_every=self.checkpoint_every, log_every=self.log_every,
@@ -175,10 +195,17 @@ class FusionGAN(BaseEstimator):
         data = tuple(v for name in src.names for v in (xs[name], weights[name]))
         trainer.fit(data, self.epochs * ipe)
         self.sources_, self.schema_ = src.names, src.columns
-        self.train_, self.holdout_, self.scaler_, self.weights_ = train, holdout, scaler, weights
+        self.train_, self.holdout_, self.weights_ = train, holdout, weights
+        self.encoder_, self.scaler_ = enc, enc.scaler
         self.iterations_per_epoch_, self.n_iter_ = ipe, self.epochs * ipe
         self.trainer_ = trainer
         return self
+
+    def _step(self, enc: SchemaEncoding, indices: list[list[int]], names: tuple[str, ...]):
+        """Algorithm B's step over the encoded schema (a Gumbel-softmax head if categorical)."""
+        spans = enc.spans if enc.discrete else None
+        return fusion_step(self.config, enc.width, indices, names=names, spans=spans,
+                           tau=self.tau, hard=self.hard, seed=child(self.seed, "networks"))
 
     def _split(self, src: SourceSet) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
         """Seeded train/holdout split of every source (rows kept in their original order)."""
@@ -198,7 +225,8 @@ class FusionGAN(BaseEstimator):
         return train, holdout
 
     def _weights(self, xs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Appendix D weights of each source's standardised training rows (its own columns)."""
+        """Appendix D weights of each source's encoded training rows (its own columns:
+        standardised continuous values and 0/1 one-hot blocks)."""
         from fusionlib.fusion.weighting import compute_weights
 
         options = dict(self.weighting_options or {})
@@ -227,15 +255,19 @@ class FusionGAN(BaseEstimator):
         n : int
             Number of rows, > 0.
         seed : int or seed tuple
-            Seed of the sampling stream ``(seed, "sample")``; the same seed gives the same rows.
+            Seed of the sampling stream ``(seed, "sample")`` (noise z and, with categorical
+            columns, the Gumbel noise whose argmax draws each category); the same seed gives
+            the same rows.
 
         Returns
         -------
-        DataFrame, shape (n, len(schema_)), float64 columns in schema order
+        DataFrame, shape (n, len(schema_)), in schema order: continuous columns float64,
+        categorical columns in their original dtype (only categories seen in training)
         """
         self._check_fitted()
         if not is_int(n) or n <= 0:
             raise InvalidInputError(f"n must be a positive int number of rows, got {n!r}")
         child(seed)
-        z = self.trainer_.sample(int(n), seed=seed).double().numpy()
-        return self.scaler_.inverse(z)
+        x = self.trainer_.sample(int(n), seed=seed).double().numpy()
+        return self.encoder_.inverse(x)
+

@@ -6,6 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from fusionlib.encoding.tabular import Span
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.config import FusionConfig, discriminator_loss, generator_loss
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
@@ -222,3 +223,85 @@ def test_construction_rejects_inconsistent_networks():
         FusionStep(CFG, g, [d2], INDICES)
     with pytest.raises(InvalidInputError, match="FusionConfig"):
         FusionStep({}, g, [d2, d2], INDICES)
+
+
+# ---------------------------------------------------------------------- categorical columns
+# encoded layout: g (3 categories) = 0..2, a = 3, b = 4; source 0 sees (g, a), source 1 (g, b)
+CAT_SPANS = (Span("g", "discrete", 0, 3), Span("a", "continuous", 3, 4),
+             Span("b", "continuous", 4, 5))
+CAT_INDICES = [[0, 1, 2, 3], [0, 1, 2, 4]]
+
+
+def cat_data(n0=40, n1=50):
+    r = numpy_rng(0, "test-cat-data")
+    out = []
+    for n in (n0, n1):
+        onehot = np.eye(3, dtype=np.float32)[r.integers(0, 3, n)]
+        out += [np.c_[onehot, r.normal(size=(n, 1))].astype(np.float32), None]
+    return tuple(out)
+
+
+def cat_step(seed=0, **kw):
+    return fusion_step(CFG, 5, CAT_INDICES, names=("A", "B"), spans=CAT_SPANS, seed=seed, **kw)
+
+
+class Recording(SourceDiscriminator):
+    """A discriminator that keeps every batch its logits see."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.seen: list[torch.Tensor] = []
+
+    def logits(self, x):
+        self.seen.append(x.detach().clone())
+        return super().logits(x)
+
+
+def test_categorical_step_has_a_gumbel_head_and_encoded_discriminators():
+    step = cat_step()
+    assert step.generator.stochastic and step.generator.head.spans == CAT_SPANS
+    assert [d.in_dim for d in step.discriminators] == [4, 4]
+    assert "TabularHead" in step.signature()["generator"]
+
+
+def test_generator_step_sees_the_same_gumbel_noise_as_the_discriminator_step():
+    step = cat_step()
+    discs = [Recording(4, hidden=16, seed=k) for k in range(2)]
+    step = FusionStep(CFG, step.generator, discs, CAT_INDICES)
+    step.iteration(step.prepare(cat_data(), "cpu"), torch_generator(0, "t"), optimizers(step))
+    for d in discs:
+        d_batch, g_batch = d.seen  # D step: [real; fake], G step: fake
+        fake = d_batch[CFG.batch_size:]
+        assert torch.equal(fake, g_batch)
+        assert set(fake[:, :3].round().unique().tolist()) == {0.0, 1.0}  # hard one-hot blocks
+        assert len(set(map(tuple, fake[:, :3].tolist()))) > 1  # several categories drawn
+
+
+def test_gumbel_noise_comes_from_the_training_rng_after_rows_and_z():
+    step, data = cat_step(), cat_data()
+    rng = torch_generator(0, "t")
+    step.iteration(step.prepare(data, "cpu"), rng, optimizers(step))
+    expected = torch_generator(0, "t")
+    for x in data[::2]:  # per source: rows, z, one (B, 3) Gumbel draw
+        torch.randint(len(x), (CFG.batch_size,), generator=expected)
+        torch.randn(CFG.batch_size, CFG.latent_dim, generator=expected)
+        torch.rand(CFG.batch_size, 3, generator=expected)
+    assert torch.equal(rng.get_state(), expected.get_state())
+
+
+def test_categorical_training_is_reproducible_and_sample_draws_categories():
+    runs = []
+    for _ in range(2):
+        step = cat_step()
+        Trainer(step, seed=0).fit(cat_data(), 3)
+        runs.append(step.generator.head.layers[0].weight.detach().clone())
+    assert torch.equal(*runs)
+    a = step.sample(200, torch_generator(0, "s"))
+    assert torch.equal(a, step.sample(200, torch_generator(0, "s")))
+    assert not torch.equal(a, step.sample(200, torch_generator(1, "s")))
+    assert a.shape == (200, 5) and step.generator.training
+    # categories are drawn (Gumbel-max), not only the modal category of each z
+    z = torch.randn(200, CFG.latent_dim, generator=torch_generator(0, "s"))
+    step.generator.eval()
+    modal = step.generator(z)[:, :3].argmax(1)
+    assert not torch.equal(a[:, :3].argmax(1), modal)

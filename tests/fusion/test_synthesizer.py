@@ -43,6 +43,9 @@ def test_fit_sets_the_fitted_attributes(fitted):
         assert sorted(parts) == list(df.index) and m.train_[name].index.is_monotonic_increasing
     assert m.iterations_per_epoch_ == 5 and m.n_iter_ == 10 and m.trainer_.iteration_ == 10
     assert all(np.allclose(w, 1.0) and w.shape == (160,) for w in m.weights_.values())
+    # no discrete_columns: every column continuous, Appendix A's generator (no Gumbel head)
+    assert m.encoder_.discrete == () and m.scaler_.columns == ("x", "y", "z")
+    assert m.trainer_.step.generator.head is None
     assert [h["iteration"] for h in m.history_] == [10]
     out = m.sample(25, seed=3)
     assert list(out.columns) == ["x", "y", "z"] and out.shape == (25, 3)
