@@ -39,7 +39,8 @@ from fusionlib.gan.trainer import Trainer
 
 __all__ = [
     "LOSSES", "NOISE_DISTRIBUTIONS", "PENALTIES", "STEP_DEFAULTS", "AdversarialConfig",
-    "AdversarialStep", "Critic", "Generator", "OptimizerSpec", "TabularHead", "Trainer", "TrainingStep",
+    "AdversarialStep", "Critic", "Generator", "OptimizerSpec", "TabularHead", "Trainer",
+    "TrainingStep",
     "adversarial_config", "base_noise", "coherency_penalty", "critic_loss", "generator_loss",
     "gradient_penalty", "input_gradient", "max_penalty", "r1_penalty", "random_interpolates",
     "soft_label_bce", "tabular_networks", "toy_networks",
