@@ -1,0 +1,398 @@
+"""The grid of cells: ids, shards, code keys, caching, failures, resume, concurrency, CLI.
+
+Tiny fake experiments are registered here (the real ones are only listed, in one smoke test).
+Their compute functions count their calls in ``COMPUTED`` (and, for subprocesses, in the file
+named by ``FAKE_CELLS_COUNTER``); ``FAKE_CELLS_FAIL`` (cell indices) makes cells raise and
+``FAKE_CELLS_SLOW`` (one index) makes a cell sleep, so that a subprocess can be killed while
+it computes that cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fusionlib.compendium import cells as C
+from fusionlib.errors import InvalidInputError
+from fusionlib.rng import numpy_rng
+
+REPO = Path(__file__).resolve().parents[2]
+COMPUTED: list[int] = []
+N_FAKE = 4
+
+
+def _fake_grid(scale: str, seed: int) -> list[C.Cell]:
+    n = N_FAKE if scale != "paper" else 2
+    return [C.Cell("fake_grid", {"i": i, "n": n}, seed, label=f"part {i}") for i in range(n)]
+
+
+def _fake_compute(cell: C.Cell) -> C.Shard:
+    i = cell.config["i"]
+    COMPUTED.append(i)
+    counter = os.environ.get("FAKE_CELLS_COUNTER")
+    if counter:
+        with open(counter, "a", encoding="utf-8") as f:
+            f.write(f"{i}\n")
+    if str(i) in os.environ.get("FAKE_CELLS_FAIL", "").split(","):
+        raise ZeroDivisionError(f"planted failure in cell {i}")
+    if os.environ.get("FAKE_CELLS_SLOW") == str(i):
+        time.sleep(60)
+    x = numpy_rng(cell.seed, "fake", i).random(3)
+    rows = pd.DataFrame({"i": [i] * 3, "k": [0, 1, 2], "x": x, "ok": [True, False, True],
+                         "name": ["a", "b", None]})
+    return C.Shard(rows, {"points": np.arange(i), "i": i})
+
+
+FAKE = C.register(C.Experiment("fake_grid", _fake_grid, _fake_compute, (__name__,)))
+SMOKE_ONLY = C.register(C.Experiment(
+    "fake_smoke_only", lambda scale, seed: [C.Cell("fake_smoke_only", {}, seed)],
+    _fake_compute, (__name__,), scales=("smoke",)))
+
+
+@pytest.fixture(autouse=True)
+def _clean_counter(monkeypatch):
+    COMPUTED.clear()
+    for var in ("FAKE_CELLS_FAIL", "FAKE_CELLS_SLOW", "FAKE_CELLS_COUNTER"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def _paths(root: Path, scale: str = "smoke") -> list[Path]:
+    return [C.shard_path(root, "fake_grid", scale, c.cell_id) for c in FAKE.cells(scale)]
+
+
+# ----------------------------------------------------------------------------- cells and ids
+def test_cell_ids_are_stable_safe_and_depend_on_config_and_seed():
+    a = C.Cell("fake_grid", {"i": 1, "n": (2, 3)}, 5, label="Part 1: pt+cp")
+    b = C.Cell("fake_grid", {"n": [2, 3], "i": 1}, 5, label="Part 1: pt+cp")
+    assert a.cell_id == b.cell_id and a == b and hash(a) == hash(b)
+    assert a.config == {"i": 1, "n": [2, 3]}  # canonical JSON form
+    assert re.fullmatch(r"[a-z0-9-]+", a.cell_id) and a.cell_id.startswith("part-1-pt-cp-")
+    assert C.Cell("fake_grid", {"i": 1, "n": [2, 3]}, 6).cell_id != a.cell_id
+    assert C.Cell("fake_grid", {"i": 2, "n": [2, 3]}, 5).digest != a.digest
+    # the same id in another process with another hash seed (hashlib, not hash())
+    code = ("from fusionlib.compendium.cells import Cell; "
+            "print(Cell('fake_grid', {'n': [2, 3], 'i': 1}, 5, label='Part 1: pt+cp').cell_id)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
+    assert out.stdout.strip() == a.cell_id
+
+
+def test_bad_cells_are_rejected():
+    with pytest.raises(InvalidInputError, match="JSON"):
+        C.Cell("fake_grid", {"x": object()}, 0)
+    with pytest.raises(InvalidInputError, match="finite"):
+        C.Cell("fake_grid", {"x": float("nan")}, 0)
+    with pytest.raises(InvalidInputError, match="seed"):
+        C.Cell("fake_grid", {}, -1)
+    with pytest.raises(InvalidInputError, match="experiment names"):
+        C.Cell("Bad Name", {}, 0)
+    dup = C.Experiment("fake_dup", lambda s, seed: [C.Cell("fake_dup", {}, 0)] * 2,
+                       _fake_compute, (__name__,))
+    with pytest.raises(InvalidInputError, match="share the id"):
+        dup.cells("smoke")
+
+
+def test_unknown_experiment_scale_and_cell_name_the_allowed_values(tmp_path, capsys):
+    with pytest.raises(InvalidInputError, match="unknown experiment 'nope'.*fake_grid"):
+        C.results("nope", "smoke", root=tmp_path)
+    with pytest.raises(InvalidInputError, match="smoke, cpu, paper"):
+        C.results("fake_grid", "huge", root=tmp_path)
+    with pytest.raises(InvalidInputError, match="allowed values are smoke"):
+        C.results("fake_smoke_only", "cpu", root=tmp_path)
+    with pytest.raises(InvalidInputError, match="unknown cell 'zzz'.*part-0-"):
+        C.run_cell("fake_grid", "smoke", "zzz", tmp_path)
+    assert C.main(["run", "nope", "x", "--scale", "smoke", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown experiment 'nope'" in err
+    assert C.main(["list", "--scale", "huge"]) == 2
+    assert "unknown scale 'huge'" in capsys.readouterr().err
+
+
+def test_register_refuses_a_taken_name_from_other_code():
+    C.register(FAKE)  # the same experiment again: fine
+    other = C.Experiment("fake_grid", _fake_grid, _fake_compute, ("some.other.module",))
+    with pytest.raises(InvalidInputError, match="already registered"):
+        C.register(other)
+    assert C.get_experiment("fake_grid") is FAKE
+
+
+# ----------------------------------------------------------------------------- shards
+def test_shard_round_trip(tmp_path):
+    cell = FAKE.cells("smoke")[1]
+    rows = pd.DataFrame({"a": [1, 2], "x": [0.1 + 0.2, np.nan], "inf": [np.inf, -np.inf],
+                         "ok": [True, False], "s": ["u", None], "f32": np.float32([1.5, 2])})
+    shard = C.Shard(rows, {"curve": np.linspace(0, 1, 3), "nested": {"k": [1, 2]}},
+                    meta={"device": "cpu"})
+    path = C.write_shard(tmp_path / "x.shard.json", cell, shard, "k" * 64, scale="smoke",
+                         seconds=1.23456)
+    back = C.load_shard(path, "k" * 64, cell)
+    pd.testing.assert_frame_equal(back.rows, rows)
+    assert back.figures == {"curve": [0.0, 0.5, 1.0], "nested": {"k": [1, 2]}}
+    assert back.meta == {"device": "cpu"}
+    assert back.header["cell"]["cell_id"] == cell.cell_id and back.header["seconds"] == 1.235
+    assert back.header["versions"]["python"] and back.header["scale"] == "smoke"
+    empty = C.frame_from_json(C.frame_to_json(rows.iloc[:0]))
+    assert list(empty.columns) == list(rows.columns) and len(empty) == 0
+
+
+def test_present_shards_are_read_never_recomputed(tmp_path):
+    rows, figs = C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    assert sorted(COMPUTED) == [0, 1, 2, 3]
+    assert list(rows.columns[:2]) == ["cell_id", "i"] and len(rows) == 12
+    assert figs[rows.cell_id.iloc[-1]] == {"points": [0, 1, 2], "i": 3}
+    assert all(p.is_file() for p in _paths(tmp_path))
+    COMPUTED.clear()
+    again, figs2 = C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    assert COMPUTED == []
+    pd.testing.assert_frame_equal(again, rows)
+    assert figs2 == figs
+    # another root seed is another grid
+    C.results("fake_grid", "smoke", seed=1, root=tmp_path, progress=False)
+    assert sorted(COMPUTED) == [0, 1, 2, 3]
+
+
+def test_truncated_and_stale_shards_are_recomputed_with_a_warning(tmp_path):
+    C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    p0, p1, p2, _ = _paths(tmp_path)
+    text = p0.read_text()
+    p0.write_text(text[: len(text) // 2])  # truncated
+    obj = json.loads(p1.read_text())
+    obj["code_key"] = "0" * 64  # written by other code
+    p1.write_text(json.dumps(obj))
+    p2.write_bytes(b"\x00\xff garbage")
+    COMPUTED.clear()
+    with pytest.warns(C.StaleShardWarning) as record:
+        C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    assert sorted(COMPUTED) == [0, 1, 2]
+    messages = " ".join(str(w.message) for w in record)
+    assert str(p0) in messages and str(p1) in messages and str(p2) in messages
+    assert "other code" in messages and "truncated" in messages
+    key = C.code_key("fake_grid")
+    assert all(C.load_shard(p, key) is not None for p in (p0, p1, p2))
+
+
+def test_compute_missing_false_raises(tmp_path):
+    with pytest.raises(C.CellsMissingError, match="4 of 4 cells"):
+        C.results("fake_grid", "smoke", root=tmp_path, compute_missing=False)
+    assert COMPUTED == []
+
+
+def test_a_failing_cell_does_not_stop_the_others(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_CELLS_FAIL", "1")
+    with pytest.raises(C.CellsFailedError) as info:
+        C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    bad = FAKE.cells("smoke")[1]
+    log = C.error_path(tmp_path, "fake_grid", "smoke", bad.cell_id)
+    assert sorted(COMPUTED) == [0, 1, 2, 3]
+    msg = str(info.value)
+    assert bad.cell_id in msg and str(log) in msg and "1 of 4 cells" in msg
+    assert info.value.failures == [(bad.cell_id, log)]
+    assert "ZeroDivisionError: planted failure in cell 1" in log.read_text()
+    assert [p.is_file() for p in _paths(tmp_path)] == [True, False, True, True]
+    # fixed: only the failed cell runs, and its stale traceback goes
+    monkeypatch.delenv("FAKE_CELLS_FAIL")
+    COMPUTED.clear()
+    C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    assert COMPUTED == [1] and not log.exists()
+
+
+def test_run_cell_computes_once_and_fails_with_its_log(tmp_path, monkeypatch):
+    cell = FAKE.cells("smoke")[2]
+    path = C.run_cell("fake_grid", "smoke", cell.cell_id, tmp_path)
+    assert path.is_file() and COMPUTED == [2]
+    os.utime(path, (1, 1))
+    assert C.run_cell("fake_grid", "smoke", cell.cell_id, tmp_path, touch=True) == path
+    assert COMPUTED == [2] and path.stat().st_mtime > 1
+    monkeypatch.setenv("FAKE_CELLS_FAIL", "3")
+    bad = FAKE.cells("smoke")[3]
+    with pytest.raises(C.CellsFailedError, match=bad.cell_id):
+        C.run_cell("fake_grid", "smoke", bad.cell_id, tmp_path)
+    assert C.error_path(tmp_path, "fake_grid", "smoke", bad.cell_id).is_file()
+    assert C.main(["run", "fake_grid", bad.cell_id, "--scale", "smoke",
+                   "--root", str(tmp_path)]) == 1
+
+
+def test_killed_run_resumes_with_the_missing_cells_only(tmp_path):
+    counter = tmp_path / "counter.txt"
+    root = tmp_path / "cells"
+    code = ("import sys; import tests.compendium.test_cells; "
+            "from fusionlib.compendium.cells import results; "
+            "results('fake_grid', 'smoke', root=sys.argv[1], progress=False)")
+    env = {**os.environ, "FAKE_CELLS_SLOW": "2", "FAKE_CELLS_COUNTER": str(counter)}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(root)], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    paths = _paths(root)
+    try:
+        deadline = time.monotonic() + 30
+        while not (paths[1].is_file() and counter.is_file()
+                   and counter.read_text().split() == ["0", "1", "2"]):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the subprocess did not reach cell 2"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+    assert [p.is_file() for p in paths] == [True, True, False, False]
+    C.results("fake_grid", "smoke", root=root, progress=False)
+    assert COMPUTED == [2, 3]
+
+
+def test_concurrent_writers_leave_one_valid_shard(tmp_path):
+    cell = FAKE.cells("smoke")[0]
+    key = "c" * 64
+    path = C.shard_path(tmp_path, "fake_grid", "smoke", cell.cell_id)
+    big = C.Shard(pd.DataFrame({"x": np.arange(3_000.0)}), {"who": "big"})
+    small = C.Shard(pd.DataFrame({"x": [1.0]}), {"who": "small"})
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def write(shard: C.Shard) -> None:
+        try:
+            for _ in range(10):
+                C.write_shard(path, cell, shard, key, scale="smoke")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def read() -> None:
+        while not stop.is_set():
+            if path.exists():
+                got = C.load_shard(path, key, cell)  # never partial: a warning would fail
+                if got is None or got.figures["who"] not in ("big", "small"):
+                    errors.append(AssertionError("a reader saw an incomplete shard"))
+
+    threads = [threading.Thread(target=write, args=(s,)) for s in (big, small)]
+    reader = threading.Thread(target=read)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", C.StaleShardWarning)
+        reader.start()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stop.set()
+        reader.join()
+    assert not errors, errors
+    final = C.load_shard(path, key, cell)
+    assert final is not None and final.figures["who"] in ("big", "small")
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporaries left
+    # two whole runs at once: both complete, every shard valid
+    runs = [threading.Thread(target=C.results, args=("fake_grid", "smoke"),
+                             kwargs={"root": tmp_path / "two", "progress": False})
+            for _ in range(2)]
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join()
+    ok, _ = C.results("fake_grid", "smoke", root=tmp_path / "two", compute_missing=False)
+    assert len(ok) == 12
+
+
+# ----------------------------------------------------------------------------- code key
+def test_code_key_covers_the_module_its_imports_and_the_lock(tmp_path, monkeypatch):
+    files = [rel for rel, _ in C._key_files(FAKE.modules)]
+    assert f"<{__name__}>" in files and "rng.py" in files and "errors.py" in files
+    assert not any(f.startswith("compendium/cells") for f in files)
+    key = C.code_key("fake_grid")
+    assert re.fullmatch(r"[0-9a-f]{64}", key) and C.code_key(FAKE) == key
+    assert {p.name for p in C.LOCK_FILES} == {
+        "requirements.lock", "requirements-torch-cpu.lock", "requirements-torch-cuda.lock"}
+    lock, cuda = tmp_path / "requirements.lock", tmp_path / "requirements-torch-cuda.lock"
+    lock.write_text("numpy==1\n")
+    cuda.write_text("torch==2\n")
+    monkeypatch.setattr(C, "LOCK_FILES", (lock, cuda))
+    k1 = C.code_key("fake_grid")
+    lock.write_text("numpy==2\n")
+    k2 = C.code_key("fake_grid")
+    cuda.write_text("torch==3\n")
+    assert len({key, k1, k2, C.code_key("fake_grid")}) == 4
+
+
+def test_default_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv(C.ENV_ROOT, raising=False)
+    assert C.default_root() == REPO / "results" / "cells"
+    monkeypatch.setenv(C.ENV_ROOT, str(tmp_path))
+    assert C.default_root() == tmp_path
+    assert C.shard_path(None, "e", "cpu", "c-1") == tmp_path / "e" / "cpu" / "c-1.shard.json"
+
+
+# ----------------------------------------------------------------------------- command line
+def test_cli_list_run_results(tmp_path, capsys):
+    root = ["--root", str(tmp_path)]
+    assert C.main(["list", "--scale", "smoke", "--experiment", "fake_grid", "--format", "json",
+                   "--status", *root]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["cell_id"] for r in listed] == [c.cell_id for c in FAKE.cells("smoke")]
+    assert {r["status"] for r in listed} == {"missing"}
+    assert listed[0]["shard"] == str(_paths(tmp_path)[0])
+    assert C.main(["run", "fake_grid", listed[0]["cell_id"], "--scale", "smoke", *root]) == 0
+    assert capsys.readouterr().out.strip() == listed[0]["shard"]
+    assert C.main(["list", "--scale", "smoke", "--experiment", "fake_grid", "--status",
+                   *root]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split("\t") == ["fake_grid", listed[0]["cell_id"], listed[0]["shard"],
+                                    "done"]
+    assert C.main(["results", "fake_grid", "--scale", "smoke", "--no-compute", *root]) == 1
+    assert "3 of 4 cells" in capsys.readouterr().err
+    assert C.main(["results", "fake_grid", "--scale", "smoke", *root]) == 0
+    assert "12 rows from 4 cells" in capsys.readouterr().out
+    assert C.main(["plan", "--scale", "smoke", "--experiment", "fake_grid", *root]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["code_keys"]["fake_grid"] == C.code_key("fake_grid")
+    assert len(plan["cells"]) == 4
+
+
+def test_real_experiments_list_their_cells(capsys):
+    """Smoke test of the registered experiments (listing only; nothing is computed)."""
+    assert C.main(["list", "--scale", "cpu", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    counts = pd.Series([r["experiment"] for r in listed]).value_counts().to_dict()
+    real = {k: v for k, v in counts.items() if not k.startswith("fake_")}
+    assert real == {"ptgan_ring": 18, "ptgan_mixup": 6, "ptgan_fig11": 8,
+                    "fairtest_protocol": 3}
+    assert {"ptgan_ring", "fairtest_protocol"} <= set(C.experiment_names())
+
+
+def test_notebook_status_follows_the_runners_stamp(tmp_path):
+    nb = tmp_path / "tiny.md"
+    nb.write_text("# tiny\n\n```{code-cell} ipython3\nimport fusionlib.rng\n```\n")
+    out = tmp_path / "executed"
+    key, status = C.notebook_status(nb, "smoke", 0, out)
+    assert status == "missing" and re.fullmatch(r"[0-9a-f]{64}", key)
+    out.mkdir()
+    (out / "tiny.ipynb").write_text("{}")
+    assert C.notebook_status(nb, "smoke", 0, out) == (key, "stale")
+    (out / "tiny.stamp.json").write_text(json.dumps({"key": key}))
+    assert C.notebook_status(nb, "smoke", 0, out) == (key, "done")
+    assert C.notebook_status(nb, "cpu", 0, out)[1] == "stale"
+    assert C.notebook_status(nb, "smoke", 1, out)[1] == "stale"
+
+
+def test_workflow_config_names_real_experiments_and_notebooks():
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "workflow" / "config.yaml").read_text())
+    assert cfg["scale"] in ("smoke", "cpu", "paper") and cfg["seed"] == 0
+    registered = set(C.experiment_names())
+    assert set(cfg["experiments"]) <= registered
+    notebooks = {p.stem for p in (REPO / "notebooks").glob("*.md")}
+    for nb, exps in cfg["notebooks"].items():
+        assert nb in notebooks and set(exps) <= set(cfg["experiments"])
+    for name, by_scale in cfg["resources"].items():
+        assert name in registered | notebooks, name
+        for scale, res in by_scale.items():
+            assert scale in ("smoke", "cpu", "paper")
+            assert set(res) <= set(cfg["defaults"]) == {"gpu", "mem_mb", "runtime"}
