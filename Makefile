@@ -14,6 +14,14 @@ TORCHES := cpu cuda
 LOCKS := requirements-pip.lock requirements.lock requirements-torch-$(TORCH).lock
 STAMP := $(VENV)/.installed-$(TORCH)-$(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
+# Snakemake in its own venv inside .venv (already git-ignored and excluded from the book), so
+# requirements.lock's pins stay as they are; every pin hashed (requirements-workflow.lock)
+WORKFLOW_VENV := $(VENV)/workflow
+WORKFLOW_STAMP := $(WORKFLOW_VENV)/.installed-$(shell cat requirements-workflow.lock requirements-pip.lock | sha256sum | cut -c1-12)
+JOBS ?= $(shell nproc)
+SNAKEMAKE = $(WORKFLOW_VENV)/bin/snakemake -s workflow/Snakefile --profile workflow/profiles/local -j $(JOBS)
+SMK_CONFIG = --config scale=$(SCALE) seed=$(SEED) python=$(CURDIR)/$(PY) $(if $(FORCE),force=1)
+SMK_FORCE = $(if $(FORCE),--forcerun notebook scorecard)
 # MathJax 3, served from the book itself (no CDN): the npm package, pinned and hash-checked,
 # unpacked into an ignored folder that _config.yml lists in html_static_path
 MATHJAX_VERSION := 3.2.2
@@ -21,7 +29,7 @@ MATHJAX_SHA256 := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c
 MATHJAX_DIR := .cache/mathjax
 MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
-.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale
+.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -49,8 +57,20 @@ data: env  ## provision and verify the datasets (Fashion-MNIST via apt when run 
 	  echo "warning: could not install dataset-fashion-mnist; image chapters will say so"; fi
 	$(PY) -m fusionlib.data provision
 
-notebooks: check-scale env data  ## execute the notebooks that changed, at SCALE
-	$(PY) -m fusionlib.compendium.runner --scale $(SCALE) --seed $(SEED) --out $(EXECUTED) $(if $(FORCE),--force)
+$(WORKFLOW_STAMP): requirements-workflow.lock requirements-pip.lock
+	@test -x $(WORKFLOW_VENV)/bin/python || $(PYTHON) -m venv $(WORKFLOW_VENV)
+	$(WORKFLOW_VENV)/bin/python -m pip install --quiet --require-hashes -r requirements-pip.lock
+	$(WORKFLOW_VENV)/bin/python -m pip install --quiet --require-hashes -r requirements-workflow.lock
+	@rm -f $(WORKFLOW_VENV)/.installed-*
+	@touch $@
+
+workflow-env: $(WORKFLOW_STAMP)  ## Snakemake (requirements-workflow.lock) in .venv/workflow
+
+cells: check-scale env data workflow-env  ## compute the missing or stale cells at SCALE, JOBS at a time
+	$(SNAKEMAKE) cells $(SMK_CONFIG)
+
+notebooks: check-scale env data workflow-env  ## the cells they need, then the notebooks that changed
+	$(SNAKEMAKE) notebooks $(SMK_FORCE) $(SMK_CONFIG)
 
 $(MATHJAX_STAMP):
 	@command -v npm >/dev/null || { echo "error: npm is needed once to fetch MathJax $(MATHJAX_VERSION) (apt-get install npm)" >&2; exit 1; }
@@ -66,8 +86,8 @@ $(MATHJAX_STAMP):
 
 mathjax: $(MATHJAX_STAMP)  ## fetch the pinned MathJax 3 from npm once (the book serves it, offline)
 
-book: mathjax notebooks  ## execute changed notebooks at SCALE, then build the HTML strictly
-	$(VENV)/bin/jupyter-book build . --builder html --all --warningiserror --nitpick --keep-going
+book: check-scale env data mathjax workflow-env  ## cells, changed notebooks, then the HTML (strict), JOBS at a time
+	$(SNAKEMAKE) all $(SMK_FORCE) $(SMK_CONFIG)
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
 
 # SCALE given on the command line or in the environment: every chapter must be labelled with it
@@ -91,4 +111,4 @@ bench: env data  ## speed benchmarks (ratios measured side by side; results in b
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:  ## remove build output and executed notebooks (keeps .venv and data)
-	rm -rf _build $(EXECUTED) results
+	rm -rf _build $(EXECUTED) results .snakemake

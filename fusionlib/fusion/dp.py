@@ -263,7 +263,7 @@ def clip_and_sum(grads: Sequence[torch.Tensor], max_grad_norm: float
                  ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """``sum_i g_i min(1, C / (||g_i|| + 1e-6))`` per parameter, and the norms ``||g_i||``.
 
-    ``grads`` are per-sample gradients (m, *shape), one per parameter; the norm of sample i is
+    ``grads`` are per-sample gradients ``(m, *shape)``, one per parameter; the norm of sample i is
     taken over all parameters together.
     """
     m = grads[0].shape[0]

@@ -77,9 +77,8 @@ class FusionGenerator(nn.Module):
         Without a head: the ``nn.Sequential`` of the seven layers above. With a head: the six
         hidden layers (three Linear + ReLU).
     head:
-        The :class:`TabularHead`, or None.
-    stochastic:
-        True with a head: ``forward`` then draws Gumbel noise from its ``generator`` argument.
+        The :class:`TabularHead`, or None; with a head, ``forward`` draws Gumbel noise from its
+        ``generator`` argument (see :attr:`stochastic`).
     """
 
     def __init__(self, out_dim: int, *, latent_dim: int = 32, hidden: int = 128,
