@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from fusionlib.checks import check_choice, check_positive_int, check_probability
+from fusionlib.checks import check_choice, check_positive, check_positive_int, check_probability
 from fusionlib.errors import InvalidInputError
 from fusionlib.gan.losses import LOSSES
 from fusionlib.gan.noise import NOISE_DISTRIBUTIONS
@@ -76,12 +76,11 @@ class GANConfig:
         check_probability("r", self.r)
         for name in ("latent_dim", "batch_size", "n_critic"):
             check_positive_int(name, getattr(self, name))
-        if not float(self.penalty_weight) >= 0.0:
-            raise InvalidInputError(f"penalty_weight must be >= 0, got {self.penalty_weight}")
+        check_positive("penalty_weight", self.penalty_weight, allow_zero=True)
         for name in ("lr_d", "lr_g", "mixup_a", "mixup_b"):
-            # a zero learning rate freezes a network; Beta(a, b) needs a, b > 0
-            if not float(getattr(self, name)) > 0.0:
-                raise InvalidInputError(f"{name} must be > 0, got {getattr(self, name)}")
+            # a zero learning rate freezes a network, an infinite one diverges at once;
+            # Beta(a, b) needs finite a, b > 0
+            check_positive(name, getattr(self, name))
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
             raise InvalidInputError(f"betas must be two numbers in [0, 1), got {self.betas}")
         self._check_consistency()

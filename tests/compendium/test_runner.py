@@ -136,3 +136,44 @@ def test_executed_notebook_hides_parameter_and_injected_cells(tmp_path):
     assert str(tmp_path) in injected.source  # the machine's path is in it: hence hidden
     body = [c for c in executed.cells if c.cell_type == "code" and not c.metadata.get("tags")]
     assert len(body) == 1 and "out.txt" in body[0].source  # the body stays visible
+
+
+SLOW = """
+```{code-cell} ipython3
+import time
+from pathlib import Path
+Path(results_dir).mkdir(parents=True, exist_ok=True)
+(Path(results_dir) / "out.txt").write_text("partial " + scale)
+(Path(results_dir).parent / "started.flag").write_text("x")
+time.sleep(60)
+```
+"""
+
+
+@pytest.mark.notebook
+def test_a_killed_rerun_leaves_nothing_that_looks_finished(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    nb = _write(src / "tiny.md", BODY)
+    assert run_all([nb], out, "smoke") == {"tiny": "ran"}  # a finished smoke run
+    _write(nb, SLOW)  # the source changes: the next run re-executes, and is killed midway
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fusionlib.compendium.runner", str(nb), "--scale", "smoke",
+         "--out", str(out)], start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while not (out / "started.flag").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # the previous results are untouched, and no stamp claims the killed run finished
+    assert (out / "tiny" / "out.txt").read_text() == "smoke"
+    assert not (out / "tiny.stamp.json").exists()
+    _write(nb, BODY)  # back to the finished source: it must run again, not be "up to date"
+    assert run_all([nb], out, "smoke") == {"tiny": "ran"}

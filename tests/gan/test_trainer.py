@@ -156,3 +156,58 @@ def test_bad_inputs_raise():
         ptgan_trainer(cfg, g, c, seed=0).fit(DATA, 1)
     with pytest.raises(InvalidInputError, match="checkpoint_path"):
         make().fit(DATA, 1).save_checkpoint()
+
+
+def test_infinite_learning_rate_is_refused_before_training():
+    with pytest.raises(InvalidInputError, match="lr_d must be a finite number"):
+        default_config("gp", lr_d=float("inf"))
+
+
+def test_non_finite_loss_stops_training_naming_the_iteration_and_keeps_last_checkpoint(tmp_path):
+    from fusionlib.errors import TrainingDivergedError
+
+    path = tmp_path / "ckpt.pt"
+
+    def poison(tr, it):  # the critic's weights turn NaN after iteration 3
+        with torch.no_grad():
+            for p in tr.step.critic.parameters():
+                p.fill_(float("nan"))
+
+    with pytest.raises(TrainingDivergedError, match=r"iteration 4;.*last checkpoint"):
+        make("gp", checkpoint_path=path, checkpoint_every=2).fit(
+            DATA, 20, callback=poison, callback_at=(3,))
+    state = torch.load(path, weights_only=True)
+    assert state["iteration"] == 2
+    assert all(torch.isfinite(v).all() for v in state["modules"]["critic"].values())
+
+
+def test_truncated_or_foreign_checkpoint_is_refused_without_suggesting_weights_only(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    make(checkpoint_path=path).fit(DATA, 2)
+    path.write_bytes(path.read_bytes()[:100])  # truncated
+    with pytest.raises(InvalidInputError, match="cannot be read") as err:
+        make(checkpoint_path=path).fit(DATA, 4)
+    assert "weights_only" not in str(err.value)
+    torch.save({"something": 1}, path)  # a foreign torch file
+    with pytest.raises(InvalidInputError, match="not a checkpoint of this trainer"):
+        make(checkpoint_path=path).fit(DATA, 4)
+
+
+def test_checkpoint_past_n_iter_is_refused(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    make(checkpoint_path=path).fit(DATA, 6)
+    with pytest.raises(InvalidInputError, match="past n_iter=3"):
+        make(checkpoint_path=path).fit(DATA, 3)
+
+
+def test_settings_are_checked_before_training_starts():
+    seen = []
+    with pytest.raises(InvalidInputError, match="checkpoint_path"):
+        make(checkpoint_every=5).fit(DATA, 3, callback=lambda tr, it: seen.append(it),
+                                     callback_at=(1,))
+    assert seen == []
+
+
+def test_data_width_is_checked_against_the_networks():
+    with pytest.raises(InvalidInputError, match="3 columns but the critic was built for 2"):
+        make().fit(np.zeros((50, 3), dtype=np.float32), 2)
