@@ -268,7 +268,7 @@ def discretise(dataset: str, df: pd.DataFrame) -> pd.DataFrame:
     if dataset not in _DISPATCH:
         raise InvalidInputError(f"unknown dataset {dataset!r}; choose one of {list(DATASETS)}")
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     out = _DISPATCH[dataset](df)
     out.index = df.index
     return out

@@ -165,7 +165,7 @@ def separate(df: pd.DataFrame, dataset: str, overlap: str) -> tuple[pd.DataFrame
     """
     sep = separation(dataset, overlap)
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        raise InvalidInputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in (*sep.internal, *sep.external) if c not in df.columns]
     if missing:
         raise InvalidInputError(

@@ -149,7 +149,7 @@ def test_non_numeric_number_is_named():
 
 
 def test_not_a_dataframe_raises_type_error():
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError):
         discretise("adult", np.zeros((2, 2)))
 
 

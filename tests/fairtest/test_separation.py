@@ -80,5 +80,5 @@ def test_unknown_combinations_raise_clear_errors():
         separation("adult", "housing")
     with pytest.raises(InvalidInputError, match="lacks columns"):
         separate(pd.DataFrame({"score": ["Low"]}), "compas", "score")
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError):
         separate([[1]], "compas", "score")

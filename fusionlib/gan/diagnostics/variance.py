@@ -53,7 +53,7 @@ BatchDraw = Callable[
 def _check_pair(real: torch.Tensor, fake: torch.Tensor) -> None:
     for name, t in (("real", real), ("fake", fake)):
         if not isinstance(t, torch.Tensor):
-            raise TypeError(
+            raise InvalidInputError(
                 f"{name} must be a torch.Tensor of shape (n, d), got {type(t).__name__}")
         if t.ndim != 2:
             raise InvalidInputError(
