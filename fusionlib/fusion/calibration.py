@@ -262,7 +262,11 @@ def _newton_log(w: np.ndarray, u: np.ndarray, target: float) -> float:
 
 
 def _lse(a: np.ndarray) -> float:
+    if a.size == 0:
+        return -math.inf
     m = float(a.max())
+    if not math.isfinite(m):
+        return m
     return m + math.log(float(np.exp(a - m).sum()))
 
 
@@ -275,6 +279,8 @@ def _bracketed(w: np.ndarray, u: np.ndarray, target: float) -> float:
     def f(delta: float) -> float:  # divided by a positive scale: no overflow
         p, q = _lse(lp + delta * u[pos]), _lse(ln + delta * u[neg])
         m = max(p, q, log_t)
+        if not math.isfinite(m):  # every term and the target are zero: already met
+            return 0.0
         return math.exp(p - m) - math.exp(q - m) - math.copysign(math.exp(log_t - m), target)
 
     lo, hi = -1.0, 1.0
