@@ -141,3 +141,14 @@ def test_ctgan_baseline_is_trained_on_the_complete_training_table(monkeypatch):
     assert list(seen.columns) == list(prep.train.columns)  # protected attributes included
     assert len(seen) == 60  # ctgan_max_rows subsample of the 84 training rows
     assert len(sets) == 1 and sets[0].data.shape == prep.test.shape
+
+
+def test_disjoint_rows_variant_trains_the_tree_on_rows_the_estimators_never_saw():
+    from fusionlib.fairtest.protocol import disjoint_rows_table9
+
+    prep = prepare("compas", seed=0, table=compas_like(240))
+    t9 = disjoint_rows_table9(prep, FAST, seed=0)
+    assert set(t9["method"]) <= {"IGO", "Marginal", "Latent", "Indep"}  # CTGAN left out
+    assert t9["abs_diff"].notna().all() and (t9["abs_diff"] >= 0).all()
+    again = disjoint_rows_table9(prep, FAST, seed=0)
+    pd.testing.assert_frame_equal(t9, again)
