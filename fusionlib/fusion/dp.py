@@ -53,7 +53,7 @@ from torch import nn
 
 from fusionlib.checks import check_choice, check_positive_int
 from fusionlib.errors import InvalidInputError
-from fusionlib.fusion.config import FusionConfig, generator_loss
+from fusionlib.fusion.config import FusionConfig
 from fusionlib.fusion.step import FusionStep, fusion_step
 from fusionlib.gan.penalties import random_interpolates
 
@@ -397,17 +397,9 @@ class DPFusionStep(FusionStep):
                 p.grad = g
             opt_d.step()
             self.ledger.steps[k] += 1
-        disc.requires_grad_(False)  # the generator step: post-processing of the private D_k
-        try:
-            fake = self._generate(z, rng).index_select(1, cols)  # Gumbel noise: training stream
-            g_loss = generator_loss(disc.logits(fake), cfg.loss)
-            opt_g = optimizers["generator"]
-            opt_g.zero_grad(set_to_none=True)
-            g_loss.backward()
-            opt_g.step()
-        finally:
-            disc.requires_grad_(True)
-        return {f"d_loss_{k}": d_loss, f"g_loss_{k}": g_loss.detach()}
+        # the generator step: post-processing of the private D_k (Gumbel noise: training stream)
+        g_loss = self._generator_update(k, z, rng, optimizers)
+        return {f"d_loss_{k}": d_loss, f"g_loss_{k}": g_loss}
 
     # ------------------------------------------------------------------ privacy spent
     def _rdp(self, k: int, steps: int | None) -> np.ndarray:

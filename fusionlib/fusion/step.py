@@ -225,20 +225,27 @@ class FusionStep(TrainingStep):
             opt_d.zero_grad(set_to_none=True)
             (d_loss if penalty is None else d_loss + cfg.gp_weight * penalty).backward()
             opt_d.step()
+        g_loss = self._generator_update(k, z, replay, optimizers)  # x_hat <- G(z), same noise
+        out = {f"d_loss_{k}": d_loss.detach(), f"g_loss_{k}": g_loss}
+        if penalty is not None:
+            out[f"penalty_{k}"] = penalty.detach()
+        return out
+
+    def _generator_update(self, k: int, z: torch.Tensor, noise: torch.Generator | None,
+                          optimizers: dict[str, torch.optim.Optimizer]) -> torch.Tensor:
+        """One non-saturating G step against D_k (frozen); returns the detached loss."""
+        disc, cols = self.discriminators[k], self._index[k]
         disc.requires_grad_(False)  # no D_k weight-gradients in the generator step
         try:
-            fake = self._generate(z, replay).index_select(1, cols)  # x_hat <- G(z), same noise
-            g_loss = generator_loss(disc.logits(fake), cfg.loss)
+            fake = self._generate(z, noise).index_select(1, cols)
+            g_loss = generator_loss(disc.logits(fake), self.config.loss)
             opt_g = optimizers["generator"]
             opt_g.zero_grad(set_to_none=True)
             g_loss.backward()
             opt_g.step()
         finally:
             disc.requires_grad_(True)
-        out = {f"d_loss_{k}": d_loss.detach(), f"g_loss_{k}": g_loss.detach()}
-        if penalty is not None:
-            out[f"penalty_{k}"] = penalty.detach()
-        return out
+        return g_loss.detach()
 
     def _generate(self, z: torch.Tensor, rng: torch.Generator | None) -> torch.Tensor:
         """G(z); a stochastic generator also draws its (Gumbel) noise from ``rng``."""

@@ -152,3 +152,5 @@ def test_disjoint_rows_variant_trains_the_tree_on_rows_the_estimators_never_saw(
     assert t9["abs_diff"].notna().all() and (t9["abs_diff"] >= 0).all()
     again = disjoint_rows_table9(prep, FAST, seed=0)
     pd.testing.assert_frame_equal(t9, again)
+    other = disjoint_rows_table9(prep, FAST, seed=1)  # another split and other draws
+    assert not np.allclose(t9["abs_diff"], other["abs_diff"])
