@@ -17,8 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fusionlib"
 LAYERS = {
     "__init__": 0, "__main__": 0, "errors": 0, "io": 0, "rng": 0, "checks": 0,
     "compendium": 1, "data": 1, "encoding": 1,
-    "gan": 2, "metrics": 2,
+    "gan": 2, "metrics": 2, "matching": 2,
     "fairtest": 3, "ptgan": 3, "fusion": 3,
+    "studies": 4,
 }
 PAPERS = {"fairtest", "ptgan", "fusion"}
 
