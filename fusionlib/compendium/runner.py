@@ -1,6 +1,11 @@
-"""Execute the MyST notebooks with papermill, re-running only what changed.
+"""Execute a MyST notebook with papermill, unless its executed copy is current.
 
-``python -m fusionlib.compendium.runner [NOTEBOOK.md ...] --scale cpu [--out book/executed]``
+``python -m fusionlib.compendium.runner NOTEBOOK.md [...] --scale cpu [--out book/executed]``
+
+What runs when, and in which order, is the workflow's business (``workflow/Snakefile``: the
+cells a chapter reads, then the chapter, the scorecard after every other chapter, the book;
+``make book`` runs it). This module executes the notebooks it is *named*, in the order given,
+and keeps what it does well:
 
 For each notebook the runner computes a key from (its source, the scale, its parameters, and the
 source of every ``fusionlib`` module it depends on, transitively). If the executed notebook's
@@ -9,8 +14,8 @@ by papermill with ``scale`` and ``results_dir`` injected, its ``parameters`` and
 ``injected-parameters`` cells are tagged ``remove-cell`` (the book shows neither the defaults nor
 this machine's paths), and the executed ``.ipynb`` is moved into place atomically; a failed
 run leaves the previous output untouched and keeps the failed notebook under ``<out>/_failed/``
-for inspection. The scorecard notebook runs last and is keyed on every
-other notebook's ``claims.csv``.
+for inspection. The scorecard is keyed on every other notebook's ``claims.csv`` as they are
+when it runs (the workflow runs it last; :func:`discover` lists it last for the tests).
 """
 
 from __future__ import annotations
@@ -189,7 +194,8 @@ def _stamp_path(out_dir: Path, stem: str) -> Path:
 
 def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = False,
             params: dict | None = None) -> dict[str, str]:
-    """Execute what changed; returns ``{stem: "ran" | "up to date"}``. Raises on the first failure
+    """Execute the named notebooks that changed, in the order given (no scheduling: the
+    workflow names one per job); returns ``{stem: "ran" | "up to date"}``. A failure is raised
     after trying the remaining notebooks (so one failure does not hide another)."""
     validate_scale(scale)
     status: dict[str, str] = {}
@@ -229,8 +235,9 @@ def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = F
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fusionlib.compendium.runner")
-    parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="notebooks to run (default: every notebooks/*.md)")
+    parser.add_argument("notebooks", nargs="+", type=Path,
+                        help="notebooks to run, in this order (the whole book: `make book`, "
+                             "which runs workflow/Snakefile)")
     parser.add_argument("--scale", default="cpu", help=f"one of {', '.join(SCALES)}")
     parser.add_argument("--out", type=Path, default=REPO / "book" / "executed")
     parser.add_argument("--force", action="store_true", help="re-run even if up to date")
@@ -242,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    notebooks = [p.resolve() for p in args.notebooks] or discover(REPO / "notebooks")
+    notebooks = [p.resolve() for p in args.notebooks]
     for p in notebooks:
         if not p.is_file():
             print(f"error: notebook {p} not found", file=sys.stderr)

@@ -6,7 +6,7 @@ Kept apart from :mod:`fusionlib.fairtest.protocol` (which runs the steps) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -14,7 +14,7 @@ from fusionlib.fairtest.estimators import LNB_DEFAULTS
 from fusionlib.fairtest.separation import DatasetSpec
 
 __all__ = ["ProtocolConfig", "PAPER_PROTOCOL", "OUR_METHODS", "BASELINES", "REFERENCE_LABEL",
-           "PAPER_NAMES", "Prepared", "SyntheticSet"]
+           "PAPER_NAMES", "Prepared", "SyntheticSet", "DatasetSummary"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,41 @@ class SyntheticSet:
         """The paper's row name, e.g. ``"Indep-Overlap (relationship)"``."""
         name = PAPER_NAMES[self.method]
         return f"{name} ({self.overlap})" if self.overlap else name
+
+
+@dataclass
+class DatasetSummary:
+    """What the chapter reads of one dataset's protocol run: the tables of a
+    ``DatasetResult`` without its data (prepared rows, synthetic sets), plus the numbers
+    computed from that data (:func:`fusionlib.fairtest.reporting.summarize`). It is what a
+    cell of the grid stores (:mod:`fusionlib.fairtest.cells`).
+
+    ``accuracy``: the audited trees' accuracy (rows: sources, columns: separations);
+    ``kl_floors``: :func:`~fusionlib.fairtest.reporting.kl_noise_floors`;
+    ``mutual_information``: I(A; Y) in nats per protected attribute, over all rows;
+    ``unique_internal``: share of unique rows of the first separation's internal table;
+    ``dcc``: Figure 5's matrix ``|V_syn - V_real|`` of every synthetic set, by set label in
+    table order; ``set_overlaps``: the overlap of each set (``""`` for the baselines).
+    """
+
+    dataset: str
+    status: str
+    reason: str = ""
+    fidelity: pd.DataFrame = field(default_factory=pd.DataFrame)
+    boots: pd.DataFrame = field(default_factory=pd.DataFrame)
+    table9: pd.DataFrame = field(default_factory=pd.DataFrame)
+    train_rows: int | None = None
+    test_rows: int | None = None
+    protected: tuple[str, ...] = ()
+    label: str = ""
+    overlaps: tuple[str, ...] = ()
+    accuracy: pd.DataFrame | None = None
+    kl_floors: pd.DataFrame = field(default_factory=pd.DataFrame)
+    mutual_information: dict[str, float] = field(default_factory=dict)
+    unique_internal: float | None = None
+    dcc: dict[str, pd.DataFrame] = field(default_factory=dict)
+    set_overlaps: dict[str, str] = field(default_factory=dict)
+
+    def dcc_matrices(self, overlap: str) -> dict[str, pd.DataFrame]:
+        """Figure 5: the matrices of the methods of ``overlap`` and of both baselines."""
+        return {k: m for k, m in self.dcc.items() if self.set_overlaps.get(k) in ("", overlap)}

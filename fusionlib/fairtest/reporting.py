@@ -22,7 +22,9 @@ from fusionlib.fairtest.protocol import (
     ProtocolConfig,
     make_estimator,
 )
+from fusionlib.fairtest.records import DatasetSummary
 from fusionlib.fairtest.separation import separate
+from fusionlib.metrics.association import dcc_matrix, mutual_information
 from fusionlib.metrics.fairness import fairness_metrics
 from fusionlib.metrics.fidelity import TVComplement
 
@@ -30,7 +32,7 @@ __all__ = [
     "SCALE_NOTES", "PAPER_ROUNDING", "difference_reason", "kl_tolerance", "dataset_means",
     "dm_gap_to_baselines", "beats_baselines", "mean_dcc",
     "audited_accuracy", "figure4_inputs", "kl_noise_floor", "kl_noise_floors",
-    "latent_sensitivity", "em_optima", "real_bootstrap_sd", "table9_wide",
+    "latent_sensitivity", "em_optima", "real_bootstrap_sd", "table9_wide", "summarize",
 ]
 
 
@@ -282,3 +284,26 @@ def kl_noise_floors(result: DatasetResult, *, quantile: float = 0.95) -> pd.Data
         rows.append([result.dataset, attr, len(test), cells,
                      kl_noise_floor(len(test), len(test), max(cells, 2), quantile=quantile)])
     return pd.DataFrame(rows, columns=cols)
+
+
+def summarize(result: DatasetResult, *, seed: int = 0) -> DatasetSummary:
+    """The :class:`~fusionlib.fairtest.records.DatasetSummary` of one dataset's run: its tables
+    and every number the chapter computes from its data (``seed``: the audited trees')."""
+    out = DatasetSummary(result.dataset, result.status, result.reason, result.fidelity,
+                         result.boots, result.table9)
+    prep = result.prepared
+    if prep is None:
+        return out
+    spec = prep.spec
+    rows = pd.concat([prep.train, prep.test], ignore_index=True)
+    internal, _ = separate(prep.train, prep.dataset, spec.overlaps[0])
+    out.train_rows, out.test_rows = len(prep.train), len(prep.test)
+    out.protected, out.label, out.overlaps = tuple(spec.protected), spec.label, tuple(spec.overlaps)
+    out.accuracy = audited_accuracy(result, seed=seed)
+    out.kl_floors = kl_noise_floors(result)
+    out.mutual_information = {a: float(mutual_information(rows, a, spec.label))
+                              for a in spec.protected}
+    out.unique_internal = float((~internal.duplicated(keep=False)).mean())
+    out.dcc = {s.label: dcc_matrix(prep.test, s.data) for s in result.synthetic}
+    out.set_overlaps = {s.label: s.overlap for s in result.synthetic}
+    return out

@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 
 from fusionlib.compendium import cells as C
+from fusionlib.compendium import cells_registry, cells_store
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
@@ -303,7 +304,7 @@ def test_concurrent_writers_leave_one_valid_shard(tmp_path):
 
 # ----------------------------------------------------------------------------- code key
 def test_code_key_covers_the_module_its_imports_and_the_lock(tmp_path, monkeypatch):
-    files = [rel for rel, _ in C._key_files(FAKE.modules)]
+    files = [rel for rel, _ in C.key_files(FAKE.modules)]
     assert f"<{__name__}>" in files and "rng.py" in files and "errors.py" in files
     assert not any(f.startswith("compendium/cells") for f in files)
     key = C.code_key("fake_grid")
@@ -313,7 +314,7 @@ def test_code_key_covers_the_module_its_imports_and_the_lock(tmp_path, monkeypat
     lock, cuda = tmp_path / "requirements.lock", tmp_path / "requirements-torch-cuda.lock"
     lock.write_text("numpy==1\n")
     cuda.write_text("torch==2\n")
-    monkeypatch.setattr(C, "LOCK_FILES", (lock, cuda))
+    monkeypatch.setattr(cells_store, "LOCK_FILES", (lock, cuda))
     k1 = C.code_key("fake_grid")
     lock.write_text("numpy==2\n")
     k2 = C.code_key("fake_grid")
@@ -361,9 +362,9 @@ def test_real_experiments_list_their_cells(capsys):
     listed = json.loads(capsys.readouterr().out)
     counts = pd.Series([r["experiment"] for r in listed]).value_counts().to_dict()
     real = {k: v for k, v in counts.items() if not k.startswith("fake_")}
-    assert real == {"ptgan_ring": 18, "ptgan_mixup": 6, "ptgan_fig11": 8,
-                    "fairtest_protocol": 3}
-    assert {"ptgan_ring", "fairtest_protocol"} <= set(C.experiment_names())
+    # other experiments may be registered beside these (discovered *_cells modules)
+    assert real.items() >= {"ptgan_ring": 18, "ptgan_mixup": 6, "ptgan_fig11": 8}.items()
+    assert {"ptgan_ring", "fairtest_protocol", "ptgan_var_noise"} <= set(C.experiment_names())
 
 
 def test_notebook_status_follows_the_runners_stamp(tmp_path):
@@ -396,3 +397,102 @@ def test_workflow_config_names_real_experiments_and_notebooks():
         for scale, res in by_scale.items():
             assert scale in ("smoke", "cpu", "paper")
             assert set(res) <= set(cfg["defaults"]) == {"gpu", "mem_mb", "runtime"}
+
+
+# ----------------------------------------------------------------------------- discovery
+def _plant(root: Path, rel: str, text: str = "") -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_experiment_modules_are_found_by_name_without_import(tmp_path, monkeypatch):
+    pkg = tmp_path / "plantedpkg"
+    for rel in ("__init__.py", "a/__init__.py", "a/cells.py", "a/tabular_cells.py",
+                "a/cellsish.py", "a/cells_helpers.py", "compendium/__init__.py",
+                "compendium/cells.py", "loose/extra_cells.py", "b/__init__.py",
+                "b/deep/__init__.py", "b/deep/image_cells.py"):
+        # a module that would fail if imported: discovery must not import anything
+        _plant(pkg, rel, "raise RuntimeError('imported')\n" if rel.endswith("cells.py") else "")
+    monkeypatch.delenv(C.ENV_MODULES, raising=False)
+    found = C.experiment_modules(pkg, "plantedpkg")
+    assert found == ["plantedpkg.a.cells", "plantedpkg.a.tabular_cells",
+                     "plantedpkg.b.deep.image_cells"]
+    monkeypatch.setenv(C.ENV_MODULES, " my.own_cells , plantedpkg.a.cells,")
+    assert C.experiment_modules(pkg, "plantedpkg") == [*found, "my.own_cells"]
+
+
+def test_the_real_package_modules_are_discovered(monkeypatch):
+    monkeypatch.delenv(C.ENV_MODULES, raising=False)
+    found = C.experiment_modules()
+    assert {"fusionlib.ptgan.cells", "fusionlib.fairtest.cells",
+            "fusionlib.ptgan.variance_cells"} <= set(found)
+    assert found == sorted(found) and not any(".compendium." in m for m in found)
+    assert all(m.rsplit(".", 1)[1] == "cells" or m.endswith("_cells") for m in found)
+
+
+def test_a_planted_module_registers_its_experiment(tmp_path, monkeypatch):
+    pkg = tmp_path / "plantpkg2"
+    _plant(pkg, "__init__.py")
+    _plant(pkg, "x_cells.py", (
+        "from fusionlib.compendium.cells import Cell, Experiment, Shard, register\n"
+        "import pandas as pd\n"
+        "register(Experiment('planted_x', lambda s, seed: [Cell('planted_x', {}, seed)],\n"
+        "                    lambda c: Shard(pd.DataFrame({'v': [1]})), (__name__,)))\n"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cells_registry, "_loaded", False)
+    monkeypatch.setenv(C.ENV_MODULES, "plantpkg2.x_cells")
+    try:
+        assert "planted_x" in C.experiment_names()
+        assert C.get_experiment("planted_x").cells("smoke")[0].experiment == "planted_x"
+        with pytest.raises(InvalidInputError, match="already registered"):
+            C.register(C.Experiment("planted_x", FAKE.grid, FAKE.compute, (__name__,)))
+    finally:
+        C.EXPERIMENTS.pop("planted_x", None)
+
+
+def test_resume_of_a_killed_cell_job_recomputes_missing_truncated_and_foreign_shards(tmp_path):
+    """Shard-level resume as the workflow does it: one cell per process (`cells run`, the
+    experiment found through FUSIONLIB_CELL_MODULES), the job computing cell 2 killed mid-way;
+    then shard 0 is truncated and shard 1 carries another code key and planted values. The
+    next run recomputes cells 0, 1, 2 and 3, reads neither bad shard, keeps no temporary."""
+    root = tmp_path / "cells"
+    ids = [c.cell_id for c in FAKE.cells("smoke")]
+    for cid in ids[:2]:
+        C.run_cell("fake_grid", "smoke", cid, root)
+    counter = tmp_path / "counter.txt"
+    env = {**os.environ, "FAKE_CELLS_SLOW": "2", "FAKE_CELLS_COUNTER": str(counter),
+           C.ENV_MODULES: "tests.compendium.test_cells"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fusionlib.compendium.cells", "run", "fake_grid", ids[2],
+         "--scale", "smoke", "--root", str(root)], cwd=REPO, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (counter.is_file() and counter.read_text().split() == ["2"]):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the job did not reach cell 2"
+            time.sleep(0.05)
+    finally:  # killed while it computes cell 2
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+    p0, p1, p2, p3 = _paths(root)
+    assert p0.is_file() and p1.is_file() and not p2.exists() and not p3.exists()
+    text = p0.read_text()
+    p0.write_text(text[: len(text) // 3])
+    obj = json.loads(p1.read_text())
+    obj["code_key"] = "f" * 64
+    obj["rows"]["data"] = [[999 if isinstance(v, float) else v for v in r]
+                           for r in obj["rows"]["data"]]
+    p1.write_text(json.dumps(obj))
+    COMPUTED.clear()
+    with pytest.warns(C.StaleShardWarning):
+        rows, _ = C.results("fake_grid", "smoke", root=root, progress=False)
+    assert sorted(COMPUTED) == [0, 1, 2, 3]
+    assert (rows["x"] < 1).all()  # the planted 999s were never read
+    assert sorted(p.name for p in root.rglob("*") if p.is_file()) == sorted(
+        p.name for p in (p0, p1, p2, p3))
+    COMPUTED.clear()
+    C.results("fake_grid", "smoke", root=root, progress=False)
+    assert COMPUTED == []

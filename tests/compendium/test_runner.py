@@ -177,3 +177,13 @@ def test_a_killed_rerun_leaves_nothing_that_looks_finished(tmp_path):
     assert not (out / "tiny.stamp.json").exists()
     _write(nb, BODY)  # back to the finished source: it must run again, not be "up to date"
     assert run_all([nb], out, "smoke") == {"tiny": "ran"}
+
+
+def test_the_runner_runs_only_what_it_is_named(capsys):
+    """Scheduling the book is the workflow's job (workflow/Snakefile): no notebook named is a
+    usage error, not "run everything"."""
+    from fusionlib.compendium.runner import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--scale", "smoke"])
+    assert exc.value.code == 2 and "notebooks" in capsys.readouterr().err

@@ -129,3 +129,33 @@ def test_em_optima_groups_starts_by_log_likelihood_and_counts_them():
     assert list(out["starts"]) == [3, 1] and list(out["optimum"]) == ["#1", "#2"]
     assert out["share"].tolist() == pytest.approx([0.75, 0.25])
     assert out["DI (race)"].tolist() == pytest.approx([0.6, 1.4])
+
+
+def test_summarize_keeps_the_tables_and_what_the_chapter_derives_from_the_data(compas_result):
+    from fusionlib.fairtest.protocol import ProtocolConfig, not_run_result
+    from fusionlib.fairtest.reporting import summarize
+    from fusionlib.fairtest.separation import separate
+    from fusionlib.metrics.association import dcc_matrix, mutual_information
+
+    res = compas_result
+    prep = res.prepared
+    s = summarize(res, seed=0)
+    assert (s.dataset, s.status, s.train_rows, s.test_rows) == (
+        "compas", "run", len(prep.train), len(prep.test))
+    assert s.fidelity is res.fidelity and s.boots is res.boots and s.table9 is res.table9
+    pd.testing.assert_frame_equal(s.accuracy, audited_accuracy(res, seed=0))
+    pd.testing.assert_frame_equal(s.kl_floors, kl_noise_floors(res))
+    rows = pd.concat([prep.train, prep.test], ignore_index=True)
+    assert list(s.mutual_information) == list(prep.spec.protected)
+    for a, v in s.mutual_information.items():
+        assert v == pytest.approx(mutual_information(rows, a, prep.spec.label), abs=0)
+    internal, _ = separate(prep.train, "compas", prep.spec.overlaps[0])
+    assert s.unique_internal == (~internal.duplicated(keep=False)).mean()
+    assert list(s.dcc) == [x.label for x in res.synthetic]
+    first = res.synthetic[0]
+    pd.testing.assert_frame_equal(s.dcc[first.label], dcc_matrix(prep.test, first.data))
+    score = s.dcc_matrices("score")
+    assert set(score) == {x.label for x in res.synthetic if x.overlap in ("", "score")}
+    empty = summarize(not_run_result("adult", ProtocolConfig(), "not here"))
+    assert empty.status == "not run" and empty.reason == "not here"
+    assert empty.accuracy is None and empty.train_rows is None and empty.dcc == {}

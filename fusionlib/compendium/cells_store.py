@@ -1,0 +1,207 @@
+"""Shard files of the grid of cells: paths, code keys, frames as JSON, atomic reads and writes.
+
+Part of the cell machinery (:mod:`fusionlib.compendium.cells` describes the file layout and
+the code key); left out of every code key.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import hashlib
+import importlib.util
+import json
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fusionlib.compendium.cells_frames import frame_from_json, frame_to_json, json_default
+from fusionlib.compendium.cells_model import Cell, Experiment, Shard, StaleShardWarning
+from fusionlib.compendium.cells_registry import get_experiment
+from fusionlib.compendium.provenance import package_versions
+from fusionlib.compendium.runner import fusionlib_dependencies
+from fusionlib.errors import InvalidInputError
+from fusionlib.io import atomic_write_text
+
+__all__ = ["LOCK_FILES", "SHARD_FORMAT", "MACHINERY", "ENV_ROOT", "SHARD_SUFFIX", "ERROR_SUFFIX",
+           "default_root", "resolve_root", "shard_path", "error_path", "key_files", "code_key",
+           "write_shard", "load_shard"]
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the fusionlib folder
+REPO = PACKAGE.parent
+#: the pinned environment: a change of any pin invalidates every shard. Both torch locks count,
+#: whichever build is installed, so that a shard computed on a GPU runner (torch from the cuda
+#: lock) is current on the CPU machine that builds the book (and vice versa)
+LOCK_FILES: tuple[Path, ...] = (REPO / "requirements.lock", REPO / "requirements-torch-cpu.lock",
+                                REPO / "requirements-torch-cuda.lock")
+#: version of the shard file layout (bump it when the layout or its meaning changes)
+SHARD_FORMAT = 1
+#: modules of the cell machinery, left out of every code key (see the cells module docstring)
+MACHINERY: tuple[str, ...] = (
+    "fusionlib.compendium.cells", "fusionlib.compendium.cells_model",
+    "fusionlib.compendium.cells_registry", "fusionlib.compendium.cells_frames",
+    "fusionlib.compendium.cells_store", "fusionlib.compendium.cells_exec",
+    "fusionlib.compendium.cells_cli",
+)
+ENV_ROOT = "FUSIONLIB_CELLS"
+SHARD_SUFFIX = ".shard.json"
+ERROR_SUFFIX = ".error.txt"
+
+
+def default_root() -> Path:
+    """``$FUSIONLIB_CELLS`` if set, else ``<repo>/results/cells``."""
+    env = os.environ.get(ENV_ROOT)
+    return Path(env) if env else REPO / "results" / "cells"
+
+
+def _root(root: str | os.PathLike[str] | None) -> Path:
+    return Path(root) if root is not None else default_root()
+
+
+def shard_path(root: str | os.PathLike[str] | None, experiment: str, scale: str,
+               cell_id: str) -> Path:
+    """``<root>/<experiment>/<scale>/<cell_id>.shard.json``."""
+    return _root(root) / experiment / scale / f"{cell_id}{SHARD_SUFFIX}"
+
+
+def error_path(root: str | os.PathLike[str] | None, experiment: str, scale: str,
+               cell_id: str) -> Path:
+    """``<root>/<experiment>/<scale>/<cell_id>.error.txt`` (traceback of a failed compute)."""
+    return _root(root) / experiment / scale / f"{cell_id}{ERROR_SUFFIX}"
+
+
+# ----------------------------------------------------------------------------- code key
+def _module_source(name: str) -> tuple[str, Path]:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise InvalidInputError(f"cannot find the source file of module {name!r}")
+    return name, Path(spec.origin)
+
+
+class _DropMachinery(ast.NodeTransformer):
+    """Replace imports of the cell machinery by ``pass`` (it is not part of the key)."""
+
+    def _hits(self, names: Iterable[str]) -> bool:
+        return any(n == m or n.startswith(m + ".") for n in names for m in MACHINERY)
+
+    def visit_Import(self, node: ast.Import) -> ast.AST:
+        return ast.Pass() if self._hits(a.name for a in node.names) else node
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        mod = node.module or ""
+        if node.level == 0 and self._hits([mod, *(f"{mod}.{a.name}" for a in node.names)]):
+            return ast.Pass()
+        return node
+
+
+def _key_files(modules: Sequence[str]) -> list[tuple[str, Path]]:
+    """(name in the key, file) of the modules and their fusionlib dependencies, sorted."""
+    files: dict[str, Path] = {}
+    for name in modules:
+        _, path = _module_source(name)
+        try:
+            rel = str(path.resolve().relative_to(PACKAGE))
+        except ValueError:  # a module outside fusionlib (tests): named by its dotted name
+            rel = f"<{name}>"
+        if name not in MACHINERY:
+            files[rel] = path
+        tree = _DropMachinery().visit(ast.parse(path.read_text(encoding="utf-8")))
+        for dep in fusionlib_dependencies(ast.unparse(ast.fix_missing_locations(tree))):
+            files.setdefault(dep, PACKAGE / dep)
+    for m in MACHINERY:  # never part of the key, even if reached through another module
+        files.pop(str(_module_source(m)[1].resolve().relative_to(PACKAGE)), None)
+    return sorted(files.items())
+
+
+def code_key(experiment: str | Experiment) -> str:
+    """SHA-256 of the experiment's code, its fusionlib dependencies, the lock files
+    (:data:`LOCK_FILES`) and :data:`SHARD_FORMAT` (see the module docstring)."""
+    exp = get_experiment(experiment)
+    h = hashlib.sha256(f"fusionlib-cells-format-{SHARD_FORMAT}\0".encode())
+    for rel, path in _key_files(exp.modules):
+        h.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    for lock in LOCK_FILES:
+        h.update(lock.name.encode() + b"\0")
+        h.update(lock.read_bytes() if lock.is_file() else b"<absent>")
+    return h.hexdigest()
+
+
+resolve_root = _root
+key_files = _key_files
+
+
+# ----------------------------------------------------------------------------- shard files
+def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str, *,
+                scale: str, seconds: float | None = None) -> Path:
+    """Write ``shard`` of ``cell`` to ``path`` atomically (complete or absent)."""
+    if not isinstance(shard, Shard):
+        raise InvalidInputError(
+            f"compute() of {cell.experiment!r} returned {type(shard).__name__}, not a Shard")
+    obj = {
+        "format": SHARD_FORMAT,
+        "cell": cell.to_dict(),
+        "scale": scale,
+        "code_key": key,
+        "provisional": bool(shard.provisional),
+        "versions": package_versions(),
+        "seconds": None if seconds is None else round(float(seconds), 3),
+        "written_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "meta": shard.meta,
+        "rows": frame_to_json(shard.rows),
+        "figures": shard.figures,
+    }
+    # compact JSON (bootstrap tables and snapshots are long); atomic: complete or absent
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=json_default)
+    return atomic_write_text(path, text + "\n")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(obj, dict) or "rows" not in obj or "code_key" not in obj:
+        raise ValueError("not a shard file")
+    return obj
+
+
+def load_shard(path: str | os.PathLike[str], expected_key: str, cell: Cell | None = None,
+               *, quiet: bool = False) -> Shard | None:
+    """The shard at ``path`` if it is complete, of the current code and of ``cell``; else None.
+
+    A missing file gives None silently; a truncated or unreadable file, a shard of another
+    code key, format or cell gives None with a :class:`StaleShardWarning` naming the file (the
+    caller recomputes it and overwrites the file). A provisional shard gives None silently.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+
+    def reject(why: str) -> None:
+        if not quiet:
+            warnings.warn(f"shard {path} {why}; it is treated as missing and recomputed",
+                          StaleShardWarning, stacklevel=3)
+
+    try:
+        obj = _read(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        reject(f"is unreadable or truncated ({type(exc).__name__}: {str(exc)[:120]})")
+        return None
+    if obj.get("format") != SHARD_FORMAT:
+        reject(f"has format {obj.get('format')!r}, not {SHARD_FORMAT}")
+        return None
+    if obj.get("code_key") != expected_key:
+        reject(f"was computed by other code or another environment (code key "
+               f"{str(obj.get('code_key'))[:12]}..., now {expected_key[:12]}...)")
+        return None
+    if cell is not None and obj.get("cell", {}).get("cell_id") != cell.cell_id:
+        reject(f"belongs to cell {obj.get('cell', {}).get('cell_id')!r}, not {cell.cell_id!r}")
+        return None
+    if obj.get("provisional"):
+        return None
+    try:
+        rows = frame_from_json(obj["rows"])
+    except (KeyError, TypeError, ValueError) as exc:
+        reject(f"has an unreadable frame ({type(exc).__name__}: {str(exc)[:120]})")
+        return None
+    header = {k: v for k, v in obj.items() if k not in ("rows", "figures", "meta")}
+    return Shard(rows, obj.get("figures") or {}, obj.get("meta") or {}, False, header)
