@@ -108,7 +108,9 @@ def _load_credit_default() -> pd.DataFrame:
         df = pd.read_excel(path, header=1)
     except ImportError as exc:
         raise DataUnavailableError(
-            "reading the UCI .xls file needs the package xlrd; `pip install xlrd` then retry"
+            f"{path} is present, but reading a legacy .xls file needs the package xlrd "
+            "(pinned in requirements.lock); run `make env` to install the locked environment "
+            "and retry"
         ) from exc
     return df.drop(columns=["ID"])
 

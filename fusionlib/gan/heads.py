@@ -140,6 +140,11 @@ class TabularHead(nn.Module):
                                   for i in self._discrete)
         init_parameters(self, seed)
 
+    @property
+    def stochastic(self) -> bool:
+        """Whether ``forward`` draws Gumbel noise from ``generator`` (a discrete span exists)."""
+        return self.discrete_width > 0
+
     def extra_repr(self) -> str:
         layout = ", ".join(f"{s.column}:{s.kind[0]}[{s.start}:{s.stop}]" for s in self.spans)
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

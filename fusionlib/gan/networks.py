@@ -162,9 +162,22 @@ class Generator(nn.Module):
             _linear(widths[-1], out_dim, False), rng.child(seed, "head"))
         self.latent_dim, self.out_dim, self.conditional = latent_dim, out_dim, conditional
 
-    def forward(self, z: torch.Tensor, t: torch.Tensor | None = None) -> torch.Tensor:
-        """Samples (n, out_dim) from noise ``z`` (n, latent_dim) at temperature features ``t``."""
-        return self.head(self.body(_with_t(z, t, self.conditional)))
+    @property
+    def stochastic(self) -> bool:
+        """Whether the head draws noise (Gumbel) from ``forward``'s ``generator`` argument."""
+        return bool(getattr(self.head, "stochastic", False))
+
+    def forward(self, z: torch.Tensor, t: torch.Tensor | None = None, *,
+                generator: torch.Generator | None = None) -> torch.Tensor:
+        """Samples (n, out_dim) from noise ``z`` (n, latent_dim) at temperature features ``t``.
+
+        ``generator`` feeds the noise of a stochastic head (the Gumbel draws of a
+        :class:`~fusionlib.gan.heads.TabularHead`); a linear head ignores it.
+        """
+        h = self.body(_with_t(z, t, self.conditional))
+        if generator is not None and self.stochastic:
+            return self.head(h, generator)
+        return self.head(h)
 
 
 def toy_networks(size: str = "small", *, conditional: bool, seed: int, latent_dim: int = 4,
@@ -186,8 +199,19 @@ def toy_networks(size: str = "small", *, conditional: bool, seed: int, latent_di
 
 def tabular_networks(data_dim: int, *, conditional: bool, seed: int, latent_dim: int = 16,
                      head: nn.Module | None = None) -> tuple[Generator, Critic]:
-    """Table 9 networks: critic 7 hidden ReLU layers of 64; generator latent 16, 7 hidden layers
-    of 64 with batch norm and ReLU, then ``head`` (default: linear to ``data_dim``)."""
+    """Table 9 networks of seed 001 (PTGAN, Appendix D.2.3).
+
+    Critic: ``data_dim`` (+1 for ``t(alpha)`` when ``conditional``) -> 7 dense layers of 64 with
+    ReLU -> 1. Generator: latent 16 (+1 for ``t``) -> 7 dense layers of 64 with batch norm and
+    ReLU ([common]) -> ``head``: pass a :class:`~fusionlib.gan.heads.TabularHead` on 64 input
+    features for Table 9's linear output per continuous column ([continuous]) and dense layer +
+    Gumbel-softmax per one-hot column ([discrete]); default: a linear layer to ``data_dim``.
+    """
+    out = getattr(head, "out_features", data_dim)
+    if out != data_dim:
+        raise InvalidInputError(
+            f"the head has {out} outputs but data_dim is {data_dim}; build both from the same "
+            "encoding")
     gen = Generator(latent_dim, data_dim, (64,) * 7, conditional=conditional, batch_norm=True,
                     head=head, seed=rng.child(seed, "generator"))
     critic = Critic(data_dim, (64,) * 7, conditional=conditional, seed=rng.child(seed, "critic"))
