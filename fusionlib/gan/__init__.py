@@ -5,6 +5,7 @@ Modules
 losses       pure GAN losses of critic outputs (Wasserstein-type, JS, Pearson chi-square)
 penalties    MP (Lipschitz GAN), GP (WGAN-GP), R1 and the coherency penalty (pure functions)
 networks     MLP generator and critic (optional temperature input, batch / spectral norm)
+cnn          the CNN critic and generator of PTGAN Tables 5 and 6 (32, 64, 256 px)
 heads        output heads: linear for continuous spans, Gumbel-softmax per categorical span
 noise        generator input noise laws
 step         the TrainingStep contract between a method and the trainer
@@ -21,6 +22,7 @@ from fusionlib.gan.adversarial import (
     AdversarialStep,
     adversarial_config,
 )
+from fusionlib.gan.cnn import CNNCritic, CNNGenerator, cnn_networks, layer_table
 from fusionlib.gan.heads import TabularHead
 from fusionlib.gan.losses import LOSSES, critic_loss, generator_loss, soft_label_bce
 from fusionlib.gan.networks import Critic, Generator, tabular_networks, toy_networks
@@ -39,9 +41,9 @@ from fusionlib.gan.trainer import Trainer
 
 __all__ = [
     "LOSSES", "NOISE_DISTRIBUTIONS", "PENALTIES", "STEP_DEFAULTS", "AdversarialConfig",
-    "AdversarialStep", "Critic", "Generator", "OptimizerSpec", "TabularHead", "Trainer",
-    "TrainingStep",
-    "adversarial_config", "base_noise", "coherency_penalty", "critic_loss", "generator_loss",
-    "gradient_penalty", "input_gradient", "max_penalty", "r1_penalty", "random_interpolates",
-    "soft_label_bce", "tabular_networks", "toy_networks",
+    "AdversarialStep", "CNNCritic", "CNNGenerator", "Critic", "Generator", "OptimizerSpec",
+    "TabularHead", "Trainer", "TrainingStep", "adversarial_config", "base_noise", "cnn_networks",
+    "layer_table", "coherency_penalty", "critic_loss", "generator_loss", "gradient_penalty",
+    "input_gradient", "max_penalty", "r1_penalty", "random_interpolates", "soft_label_bce",
+    "tabular_networks", "toy_networks",
 ]

@@ -12,9 +12,20 @@ theory             Proposition 3 closed forms and Monte Carlo check
 variance_linear    Proposition 5 (gradient variance of a linear critic)
 variance_collapse  the collapsed-generator toy of Figures 2 and 4
 variance_training  gradient variance during training and under injected noise (Figures 4, 8)
+tabular            the tabular PTGAN synthesizer of Table 9 (``TabularPTGAN``), its step and data
+utility            the S_T protocol of section 5.1 (Tables 3, 10, 11)
+fair               Algorithm 2 (FairPTGAN's group-mixed minibatches)
+fair_baselines     FairWGANGP's fairness penalty and value-space geometric repair
+fair_eval          AUC / SP of downstream classifiers, Pareto fronts, Tables 4 and 12 statistic
+images             the image runs of Tables 1, 7, 8 and Figures 5, 6 (Table 5 networks)
+*_cells            the grid's experiments (found by name by fusionlib.compendium.cells)
 """
 
 from fusionlib.ptgan.config import DEFAULTS, METHODS, TABULAR_R, GANConfig, default_config
+from fusionlib.ptgan.fair import FAIR_R, GroupMixing, group_mixed_minibatch
+from fusionlib.ptgan.fair_baselines import FairnessPenalty, geometric_repair
+from fusionlib.ptgan.image_step import ImagePTGANStep, ImageRunConfig
+from fusionlib.ptgan.images import train_image_run
 from fusionlib.ptgan.objectives import (
     StepInputs,
     critic_objective,
@@ -22,6 +33,7 @@ from fusionlib.ptgan.objectives import (
     generator_objective,
 )
 from fusionlib.ptgan.step import PTGANStep, ptgan_trainer
+from fusionlib.ptgan.tabular import DISCREPANCIES, TabularPTGAN, tabular_config
 from fusionlib.ptgan.tempering import (
     TemperedBatch,
     interpolate,
@@ -33,6 +45,9 @@ from fusionlib.ptgan.tempering import (
 )
 
 __all__ = [
+    "DISCREPANCIES", "FAIR_R", "FairnessPenalty", "GroupMixing", "ImagePTGANStep",
+    "ImageRunConfig", "train_image_run", "TabularPTGAN",
+    "geometric_repair", "group_mixed_minibatch", "tabular_config",
     "DEFAULTS", "METHODS", "TABULAR_R", "GANConfig", "PTGANStep", "StepInputs",
     "TemperedBatch", "critic_objective", "default_config", "draw_step_inputs",
     "generator_objective", "interpolate", "mixup_batch", "ptgan_trainer", "reference_noise",
