@@ -4,14 +4,18 @@ Modules
 -------
 networks     the section A generator and per-source discriminator
 step         Algorithm B as a training step of the shared trainer (FusionConfig: section C)
+inputs       checks of the rows and weights a step receives
+conditional  conditional generation on a group column (section I, extension 3)
 synthesizer  ``FusionGAN``: ``fit(sources)`` / ``sample(n, seed)`` over a SourceSet
 scaling      pooled per-column standardisation across sources
 weighting    section D: uniform, cluster and density weights
 complexity   section H: multiply-add counts and timing of the real step
 encoding     the schema's encoding: pooled standardisation and one-hot blocks (categorical columns)
 density      kernel density at the sample points (density weights)
-calibration  calibration of record weights to external aggregate targets (raking, linear)
-dp           DP-SGD discriminators and their RDP privacy accountant
+calibration  calibration of record weights to external aggregate targets (raking, linear);
+             calibration_targets (parsing, residuals) and calibration_solvers (raking, GREG)
+dp           DP-SGD discriminators; dp_accountant (RDP accountant), dp_gradients (per-sample
+             gradients, clipping)
 simulate     Gaussian-mixture sources with a known truth
 evaluation   scoring against real records with the shared metrics (sections E, F, I)
 """

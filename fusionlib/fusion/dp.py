@@ -25,7 +25,9 @@ steps, converted to (epsilon, delta) by Balle et al. (2020, Theorem 21)::
 
     eps = min_alpha  RDP(alpha) + log((alpha - 1) / alpha) - (log delta + log alpha) / (alpha - 1)
 
-over Opacus' default orders; this reproduces ``opacus.accountants.RDPAccountant`` (1.6.0).
+over Opacus' default orders, implemented in :mod:`fusionlib.fusion.dp_accountant` with numpy and
+scipy (Opacus is not a dependency); the test suite compares it with
+``opacus.accountants.RDPAccountant`` (1.6.0) where Opacus is installed.
 Source k is private with respect to the rows of S_k (add/remove one row); a person present in
 every source is covered by :meth:`DPFusionStep.epsilon_composed` (RDP summed over sources).
 
@@ -33,27 +35,36 @@ every source is covered by :meth:`DPFusionStep.epsilon_composed` (RDP summed ove
 the cluster/density weights of section D are computed from all rows; pass public scales and
 uniform or public weights), and the logged losses (computed on real rows, for monitoring only).
 
-Backends: per-sample gradients by ``torch.func`` (default) or by Opacus' ``GradSampleModule``
-(``backend="opacus"``, pin ``opacus==1.6.0``, bce only); :class:`OpacusAccountant` is the
-drop-in for the accountant.
+Backends (:mod:`fusionlib.fusion.dp_gradients`): per-sample gradients by ``torch.func``
+(default) or by Opacus' ``GradSampleModule`` (``backend="opacus"``, pin ``opacus==1.6.0``, bce
+only); :class:`OpacusAccountant` is the drop-in for the accountant. Every public name of the two
+modules is importable from here.
 """
+
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from scipy.special import binom, gammaln, log_ndtr, logsumexp
 from torch import nn
 
 from fusionlib.checks import check_choice, check_positive_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.config import FusionConfig
+from fusionlib.fusion.dp_accountant import (
+    DEFAULT_ORDERS,
+    OpacusAccountant,
+    RDPAccountant,
+    _check_steps,
+    compute_rdp,
+    epsilon,
+    rdp_to_epsilon,
+)
+from fusionlib.fusion.dp_gradients import FuncGradients, OpacusGradients, clip_and_sum
 from fusionlib.fusion.step import FusionStep, fusion_step
 from fusionlib.gan.penalties import random_interpolates
 
@@ -61,219 +72,10 @@ __all__ = ["DEFAULT_ORDERS", "DPConfig", "DPFusionStep", "FuncGradients", "Opacu
            "OpacusGradients", "RDPAccountant", "clip_and_sum", "compute_rdp", "dp_fusion_step",
            "epsilon", "rdp_to_epsilon"]
 
-#: RDP orders searched (Opacus' ``RDPAccountant.DEFAULT_ALPHAS``)
-DEFAULT_ORDERS = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)))
 SAMPLING = ("poisson", "uniform")
 BACKENDS = ("func", "opacus")
 
 
-# ---------------------------------------------------------------------- accountant
-def _log_a_int(q: float, sigma: float, alpha: int) -> float:
-    i = np.arange(alpha + 1)
-    log_binom = gammaln(alpha + 1) - gammaln(i + 1) - gammaln(alpha - i + 1)
-    return float(logsumexp(log_binom + i * math.log(q) + (alpha - i) * math.log1p(-q)
-                           + (i * i - i) / (2 * sigma**2)))
-
-
-def _log_a_frac(q: float, sigma: float, alpha: float) -> float:
-    z0 = sigma**2 * math.log(1 / q - 1) + 0.5
-    logs, signs, i = [], [], 0
-    while True:
-        coef, j = binom(alpha, i), alpha - i
-        log_coef = math.log(abs(coef))
-        s0 = (log_coef + i * math.log(q) + j * math.log1p(-q) + (i * i - i) / (2 * sigma**2)
-              + math.log(0.5) + _log_erfc((i - z0) / (math.sqrt(2) * sigma)))
-        s1 = (log_coef + j * math.log(q) + i * math.log1p(-q) + (j * j - j) / (2 * sigma**2)
-              + math.log(0.5) + _log_erfc((z0 - j) / (math.sqrt(2) * sigma)))
-        logs += [s0, s1]
-        signs += [math.copysign(1.0, coef)] * 2
-        i += 1
-        if max(s0, s1) < -30:
-            break
-    value, sign = logsumexp(logs, b=signs, return_sign=True)
-    return float(value) if sign > 0 else -math.inf
-
-
-def _log_erfc(x: float) -> float:
-    return math.log(2) + float(log_ndtr(-x * math.sqrt(2)))
-
-
-def compute_rdp(sample_rate: float, noise_multiplier: float, steps: int,
-                orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
-    """RDP at each order of ``steps`` sampled Gaussian mechanisms (sensitivity 1).
-
-    ``q = 1`` (no subsampling) gives the Gaussian mechanism's ``alpha / (2 sigma^2)``.
-    """
-    q, sigma = float(sample_rate), float(noise_multiplier)
-    if not 0.0 <= q <= 1.0:
-        raise InvalidInputError(f"sample_rate must lie in [0, 1], got {sample_rate}")
-    if sigma < 0 or not math.isfinite(sigma):
-        raise InvalidInputError(f"noise_multiplier must be finite and >= 0, got {sigma}")
-    out = []
-    for alpha in orders:
-        if alpha <= 1:
-            raise InvalidInputError(f"RDP orders must be > 1, got {alpha}")
-        if q == 0:
-            out.append(0.0)
-        elif sigma == 0:
-            out.append(math.inf)
-        elif q == 1:
-            out.append(alpha / (2 * sigma**2))
-        else:
-            log_a = (_log_a_int(q, sigma, int(alpha)) if float(alpha).is_integer()
-                     else _log_a_frac(q, sigma, alpha))
-            out.append(log_a / (alpha - 1))
-    return np.asarray(out) * _check_steps(steps)
-
-
-def _check_steps(steps: object) -> int:
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise InvalidInputError(f"steps must be an integer >= 0, got {steps!r}")
-    return int(steps)
-
-
-def _check_delta(delta: object) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise InvalidInputError(f"delta must lie in (0, 1), e.g. 1e-5 (below 1/n), got {delta!r}")
-    return float(delta)
-
-
-def rdp_to_epsilon(orders: Sequence[float], rdp: Sequence[float], delta: float
-                   ) -> tuple[float, float]:
-    """(epsilon, best order) from RDP values (Balle et al. 2020, Theorem 21), epsilon >= 0."""
-    delta = _check_delta(delta)
-    a, r = np.asarray(orders, dtype=float), np.asarray(rdp, dtype=float)
-    if a.shape != r.shape:
-        raise InvalidInputError(f"{a.size} orders but {r.size} RDP values")
-    with np.errstate(invalid="ignore"):
-        eps = r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
-    if (r == 0).all():
-        return 0.0, math.nan  # nothing released (no steps, or sample rate 0)
-    if np.isnan(eps).all() or np.isinf(eps).all():
-        return math.inf, math.nan
-    best = int(np.nanargmin(eps))
-    return max(float(eps[best]), 0.0), float(a[best])
-
-
-def epsilon(*, sample_rate: float, noise_multiplier: float, steps: int, delta: float,
-            orders: Sequence[float] = DEFAULT_ORDERS) -> float:
-    """Epsilon of ``steps`` DP-SGD steps at ``delta`` (:class:`RDPAccountant`)."""
-    return RDPAccountant(orders).epsilon(sample_rate=sample_rate,
-                                         noise_multiplier=noise_multiplier, steps=steps,
-                                         delta=delta)
-
-
-class RDPAccountant:
-    """RDP accountant of the sampled Gaussian mechanism (this module's formulas)."""
-
-    def __init__(self, orders: Sequence[float] = DEFAULT_ORDERS) -> None:
-        self.orders = tuple(float(a) for a in orders)
-
-    def rdp(self, *, sample_rate: float, noise_multiplier: float, steps: int) -> np.ndarray:
-        return compute_rdp(sample_rate, noise_multiplier, steps, self.orders)
-
-    def epsilon(self, *, sample_rate: float, noise_multiplier: float, steps: int,
-                delta: float) -> float:
-        rdp = self.rdp(sample_rate=sample_rate, noise_multiplier=noise_multiplier, steps=steps)
-        return rdp_to_epsilon(self.orders, rdp, delta)[0]
-
-
-class OpacusAccountant(RDPAccountant):
-    """The same interface computed by ``opacus.accountants.analysis.rdp`` (opacus==1.6.0)."""
-
-    def rdp(self, *, sample_rate: float, noise_multiplier: float, steps: int) -> np.ndarray:
-        try:
-            from opacus.accountants.analysis.rdp import compute_rdp as opacus_rdp
-        except ImportError:
-            raise InvalidInputError("OpacusAccountant needs opacus (pip install "
-                                    "opacus==1.6.0); RDPAccountant needs nothing") from None
-        return np.asarray(opacus_rdp(q=sample_rate, noise_multiplier=noise_multiplier,
-                                     steps=_check_steps(steps), orders=list(self.orders)))
-
-
-# ---------------------------------------------------------------------- per-sample gradients
-class _Logits(nn.Module):
-    def __init__(self, disc: nn.Module) -> None:
-        super().__init__()
-        self.disc = disc
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.disc.logits(x)
-
-
-class FuncGradients:
-    """Per-pair gradients and losses by ``torch.func`` (vmap of grad), exact, any loss."""
-
-    def __call__(self, disc: nn.Module, real: torch.Tensor, w: torch.Tensor,
-                 fake: torch.Tensor, points: torch.Tensor | None, loss: str,
-                 gp_weight: float) -> tuple[list[torch.Tensor], torch.Tensor]:
-        net = _Logits(disc)
-        params = {n: p.detach() for n, p in net.named_parameters()}
-
-        def score(p: dict, x: torch.Tensor) -> torch.Tensor:
-            return torch.func.functional_call(net, p, (x.unsqueeze(0),)).squeeze(0)
-
-        def pair(p: dict, x: torch.Tensor, f: torch.Tensor, wi: torch.Tensor,
-                 xi: torch.Tensor) -> torch.Tensor:
-            if loss == "bce":
-                both = torch.func.functional_call(net, p, (torch.stack([x, f]),))
-                return -(wi * F.logsigmoid(both[0]) + F.logsigmoid(-both[1]))
-            g = torch.func.grad(score, argnums=1)(p, xi)
-            norm = (g.pow(2).sum() + 1e-12).sqrt()  # as fusionlib.gan.penalties
-            return score(p, f) - wi * score(p, x) + gp_weight * (norm - 1.0).pow(2)
-
-        pts = real if points is None else points
-        grads, losses = torch.func.vmap(torch.func.grad_and_value(pair),
-                                        in_dims=(None, 0, 0, 0, 0))(params, real, fake, w, pts)
-        return [grads[n] for n in params], losses
-
-
-class OpacusGradients:
-    """Per-pair gradients by Opacus' ``GradSampleModule`` hooks (bce only): the real row and
-    the generated row of a pair are two rows of one forward pass; their gradients are added."""
-
-    def __call__(self, disc: nn.Module, real: torch.Tensor, w: torch.Tensor,
-                 fake: torch.Tensor, points: torch.Tensor | None, loss: str,
-                 gp_weight: float) -> tuple[list[torch.Tensor], torch.Tensor]:
-        try:
-            from opacus import GradSampleModule
-        except ImportError:
-            raise InvalidInputError("backend='opacus' needs opacus (pip install "
-                                    "opacus==1.6.0); or use backend='func'") from None
-        if loss != "bce":
-            raise InvalidInputError("backend='opacus' supports loss='bce' only; use "
-                                    "backend='func' for 'wgan-gp' (its input-gradient penalty)")
-        params, b = list(disc.parameters()), real.shape[0]
-        gsm = GradSampleModule(disc, loss_reduction="sum")
-        try:
-            with torch.enable_grad(), warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Full backward hook is firing")
-                logits = disc.logits(torch.cat([real, fake]))
-                losses = -(w * F.logsigmoid(logits[:b]) + F.logsigmoid(-logits[b:]))
-                losses.sum().backward()
-            grads = [p.grad_sample[:b] + p.grad_sample[b:] for p in params]
-        finally:
-            gsm.cleanup()
-            for p in params:
-                p.grad = None
-        return grads, losses.detach()
-
-
-def clip_and_sum(grads: Sequence[torch.Tensor], max_grad_norm: float
-                 ) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """``sum_i g_i min(1, C / (||g_i|| + 1e-6))`` per parameter, and the norms ``||g_i||``.
-
-    ``grads`` are per-sample gradients ``(m, *shape)``, one per parameter; the norm of sample i is
-    taken over all parameters together.
-    """
-    m = grads[0].shape[0]
-    norms = torch.linalg.vector_norm(
-        torch.stack([torch.linalg.vector_norm(g.reshape(m, -1), dim=1) for g in grads]), dim=0)
-    factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
-    return [torch.einsum("i,i...->...", factor, g) for g in grads], norms
-
-
-# ---------------------------------------------------------------------- the step
 @dataclass(frozen=True)
 class DPConfig:
     """DP-SGD settings of the discriminators.

@@ -17,7 +17,8 @@ from fusionlib.metrics.mmd import mmd
 from fusionlib.metrics.prdc import prdc
 from fusionlib.metrics.privacy import dcr
 
-__all__ = ["standardise_like", "score", "cross_correlations"]
+__all__ = ["standardise_like", "score", "cross_correlations", "correlation_ratio",
+           "group_mmd"]
 
 
 def standardise_like(reference: pd.DataFrame, *frames: pd.DataFrame) -> list[np.ndarray]:
@@ -56,3 +57,27 @@ def score(real: pd.DataFrame, synthetic: pd.DataFrame, *, train: pd.DataFrame | 
 def cross_correlations(table: pd.DataFrame, pairs: list[tuple[str, str]]) -> dict[str, float]:
     """Pearson correlation of each ``(a, b)`` pair of columns, keyed ``"a~b"``."""
     return {f"{a}~{b}": float(table[a].corr(table[b])) for a, b in pairs}
+
+
+def correlation_ratio(table: pd.DataFrame, group: str, column: str) -> float:
+    """eta^2 of ``column`` on the categorical ``group``: the share of its variance between the
+    groups' means (0: no association, 1: the group determines the column)."""
+    y = table[column].astype(float)
+    total = float(((y - y.mean()) ** 2).sum())
+    if total == 0:
+        return 0.0
+    means = y.groupby(table[group]).transform("mean")
+    return float(((means - y.mean()) ** 2).sum() / total)
+
+
+def group_mmd(truth: pd.DataFrame, synthetic: pd.DataFrame, columns: list[str], *,
+              reference: pd.DataFrame | None = None, seed: object = 0,
+              min_rows: int = 10) -> float:
+    """MMD (section F) between the ``columns`` of two tables (e.g. one group's rows of each),
+    standardised with ``reference``'s column statistics (default ``truth``); NaN when either
+    has fewer than ``min_rows`` rows."""
+    if min(len(truth), len(synthetic)) < min_rows:
+        return float("nan")
+    ref = truth if reference is None else reference
+    r, s = standardise_like(ref[columns], truth, synthetic)
+    return mmd(r, s, seed=seed).mmd

@@ -24,10 +24,12 @@ from fusionlib.checks import check_positive_int
 from fusionlib.data.sources import SourceSet
 from fusionlib.rng import numpy_rng
 
-__all__ = ["MixtureDesign", "DEFAULT_DESIGN", "mixture_sources", "sample_mixture", "rare_mask",
-           "rare_share"]
+__all__ = ["MixtureDesign", "DEFAULT_DESIGN", "GROUPS", "mixture_sources", "grouped_sources",
+           "sample_mixture", "rare_mask", "rare_share"]
 
 COLUMNS = ("x1", "x2", "y1", "y2", "z")
+#: names of the mixture components as the group column ``g`` of :func:`grouped_sources`
+GROUPS = ("common", "middle", "rare")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,24 @@ def mixture_sources(n_per_source: int, seed: object, design: MixtureDesign = DEF
               .reset_index(drop=True) for i, (name, cols) in enumerate(design.sources)}
     truth = full.iloc[k * n_per_source:].reset_index(drop=True)
     return SourceSet(tables), truth
+
+
+def grouped_sources(n_per_source: int, seed: object, design: MixtureDesign = DEFAULT_DESIGN,
+                    *, observed_by: tuple[str, ...] = ("A",)) -> tuple[SourceSet, pd.DataFrame]:
+    """:func:`mixture_sources` with a categorical column ``g``: each row's component (named as
+    in :data:`GROUPS`), first column of the sources in ``observed_by`` and of the truth.
+
+    The same seed gives the same rows as :func:`mixture_sources`, ``g`` added.
+    """
+    k = len(design.sources)
+    full, comp = sample_mixture(n_per_source * (k + 1), seed, design)
+    full.insert(0, "g", np.asarray(GROUPS, dtype=object)[comp])
+    tables = {}
+    for i, (name, cols) in enumerate(design.sources):
+        keep = (["g"] if name in observed_by else []) + list(cols)
+        tables[name] = full.iloc[i * n_per_source:(i + 1) * n_per_source][keep] \
+            .reset_index(drop=True)
+    return SourceSet(tables), full.iloc[k * n_per_source:].reset_index(drop=True)
 
 
 def rare_mask(x: pd.DataFrame, design: MixtureDesign = DEFAULT_DESIGN, *,

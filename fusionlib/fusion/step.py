@@ -35,12 +35,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 
 from fusionlib.checks import check_positive_int, is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.config import FusionConfig, discriminator_loss, generator_loss
+from fusionlib.fusion.inputs import check_rows, check_weights
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
 from fusionlib.gan.penalties import gradient_penalty, random_interpolates
 from fusionlib.gan.step import Batch, OptimizerSpec, TrainingStep
@@ -148,45 +148,12 @@ class FusionStep(TrainingStep):
                 f"None), got {got}")
         out: list[torch.Tensor] = []
         for j in range(k):
-            x = self._rows(j, data[2 * j])
-            out += [x.to(device), self._weights(j, data[2 * j + 1], x.shape[0]).to(device)]
+            x = check_rows(self.names[j], j, data[2 * j], len(self.indices[j]),
+                           self.config.batch_size)
+            w = check_weights(self.names[j], data[2 * j + 1], x.shape[0])
+            out += [x.to(device), w.to(device)]
         self._index = tuple(i.to(device) for i in self._index)
         return tuple(out)
-
-    def _rows(self, k: int, x: object) -> torch.Tensor:
-        name, width, batch = self.names[k], len(self.indices[k]), self.config.batch_size
-        x = _float_tensor(f"the rows of source {name!r}", x)
-        if x.ndim != 2 or x.shape[1] != width:
-            raise InvalidInputError(
-                f"the rows of source {name!r} have shape {tuple(x.shape)} but discriminator_{k} "
-                f"takes {width} columns; pass (n, {width}) rows in the order of its columns")
-        if not bool(torch.isfinite(x).all()):
-            raise InvalidInputError(f"the rows of source {name!r} contain NaN or infinite "
-                                    "values; drop or impute them first")
-        if x.shape[0] < batch:
-            raise InvalidInputError(
-                f"source {name!r} has {x.shape[0]} rows, fewer than one batch (batch_size="
-                f"{batch}); lower batch_size to at most {x.shape[0]} or give it more rows")
-        return x
-
-    def _weights(self, k: int, w: object, n: int) -> torch.Tensor:
-        name = self.names[k]
-        if w is None:
-            return torch.ones(n)
-        w = _float_tensor(f"the weights of source {name!r}", w)
-        if tuple(w.shape) != (n,):
-            raise InvalidInputError(f"the weights of source {name!r} have shape "
-                                    f"{tuple(w.shape)}; give one weight per row, shape ({n},)")
-        if not bool(torch.isfinite(w).all()):
-            raise InvalidInputError(f"the weights of source {name!r} contain NaN or infinite "
-                                    "values; give finite weights >= 0")
-        if bool((w < 0).any()):
-            raise InvalidInputError(f"the weights of source {name!r} include negative values "
-                                    f"(min {float(w.min()):g}); weights must be >= 0")
-        if not bool((w > 0).any()):
-            raise InvalidInputError(f"the weights of source {name!r} are all zero; give at "
-                                    "least one row a positive weight")
-        return w
 
     # ------------------------------------------------------------------ one iteration
     def draw_rows(self, n: int, weights: torch.Tensor, rng: torch.Generator) -> torch.Tensor:
@@ -216,28 +183,30 @@ class FusionStep(TrainingStep):
         rows = self.draw_rows(x.shape[0], w, rng)
         real, w_b = x[rows], w[rows]
         z = torch.randn(cfg.batch_size, cfg.latent_dim, generator=rng, device=x.device)
+        cond = self.conditions(k, real, rng)
         replay = _copy_generator(rng) if self.stochastic else None
         with torch.no_grad():
-            fake = self._generate(z, rng).index_select(1, cols)  # x_hat <- G(z), projected
+            fake = self._generate(z, rng, cond).index_select(1, cols)  # x_hat <- G(z), projected
         opt_d = optimizers[f"discriminator_{k}"]
         for _ in range(cfg.n_critic):
             d_loss, penalty = self._critic_objective(disc, real, w_b, fake, rng)
             opt_d.zero_grad(set_to_none=True)
             (d_loss if penalty is None else d_loss + cfg.gp_weight * penalty).backward()
             opt_d.step()
-        g_loss = self._generator_update(k, z, replay, optimizers)  # x_hat <- G(z), same noise
+        g_loss = self._generator_update(k, z, replay, optimizers, cond)  # G(z) again, same noise
         out = {f"d_loss_{k}": d_loss.detach(), f"g_loss_{k}": g_loss}
         if penalty is not None:
             out[f"penalty_{k}"] = penalty.detach()
         return out
 
     def _generator_update(self, k: int, z: torch.Tensor, noise: torch.Generator | None,
-                          optimizers: dict[str, torch.optim.Optimizer]) -> torch.Tensor:
+                          optimizers: dict[str, torch.optim.Optimizer],
+                          cond: torch.Tensor | None = None) -> torch.Tensor:
         """One non-saturating G step against D_k (frozen); returns the detached loss."""
         disc, cols = self.discriminators[k], self._index[k]
         disc.requires_grad_(False)  # no D_k weight-gradients in the generator step
         try:
-            fake = self._generate(z, noise).index_select(1, cols)
+            fake = self._generate(z, noise, cond).index_select(1, cols)
             g_loss = generator_loss(disc.logits(fake), self.config.loss)
             opt_g = optimizers["generator"]
             opt_g.zero_grad(set_to_none=True)
@@ -247,9 +216,20 @@ class FusionStep(TrainingStep):
             disc.requires_grad_(True)
         return g_loss.detach()
 
-    def _generate(self, z: torch.Tensor, rng: torch.Generator | None) -> torch.Tensor:
-        """G(z); a stochastic generator also draws its (Gumbel) noise from ``rng``."""
-        return self.generator(z, generator=rng) if self.stochastic else self.generator(z)
+    def conditions(self, k: int, real: torch.Tensor, rng: torch.Generator
+                   ) -> torch.Tensor | None:
+        """The generator's condition for source k's batch: None (unconditional; draws nothing).
+
+        :class:`~fusionlib.fusion.conditional.ConditionalFusionStep` overrides it.
+        """
+        return None
+
+    def _generate(self, z: torch.Tensor, rng: torch.Generator | None,
+                  cond: torch.Tensor | None = None) -> torch.Tensor:
+        """G(z) (or G(z, cond)); a stochastic generator also draws its (Gumbel) noise from
+        ``rng``."""
+        args = (z,) if cond is None else (z, cond)
+        return self.generator(*args, generator=rng) if self.stochastic else self.generator(*args)
 
     def _critic_objective(self, disc: torch.nn.Module, real: torch.Tensor, w: torch.Tensor,
                           fake: torch.Tensor, rng: torch.Generator
@@ -285,18 +265,6 @@ def _copy_generator(rng: torch.Generator) -> torch.Generator:
     copy = torch.Generator(device=rng.device)
     copy.set_state(rng.get_state())
     return copy
-
-
-def _float_tensor(what: str, x: object) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        if x.dtype == torch.bool or x.is_complex():
-            raise InvalidInputError(f"{what} must be real numbers, got a {x.dtype} tensor")
-        return x.detach().to(torch.float32)
-    try:
-        return torch.as_tensor(np.asarray(x, dtype=np.float32))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} must be numeric ({exc}); encode text columns as numbers "
-                                "first") from None
 
 
 def fusion_step(config: FusionConfig, out_dim: int, indices: Sequence[Sequence[int]], *,

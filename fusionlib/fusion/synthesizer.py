@@ -17,11 +17,13 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from fusionlib.checks import check_nonneg_int, check_positive, check_positive_int, is_int
+from fusionlib.checks import is_int
 from fusionlib.data.sources import SourceSet, as_source_set
 from fusionlib.errors import InvalidInputError, NotFittedError
+from fusionlib.fusion.conditional import conditional_fusion_step, group_codes
 from fusionlib.fusion.config import DEFAULT_CONFIG, FusionConfig
 from fusionlib.fusion.encoding import SchemaEncoding, check_source_columns, schema_encoding
+from fusionlib.fusion.params import check_params, discrete_columns
 from fusionlib.fusion.step import fusion_step
 from fusionlib.gan.trainer import Trainer
 from fusionlib.rng import child, numpy_rng
@@ -58,6 +60,16 @@ class FusionGAN(BaseEstimator):
         layout (Appendix I, planned extension 2), discriminator k sees the one-hot blocks of its
         own columns, and samples decode each block to its argmax category, in the column's
         original dtype. Without discrete columns the networks are exactly Appendix A's.
+    condition:
+        None, or the name of a categorical column of one or more sources (added to
+        ``discrete_columns``) to condition on (Appendix I, planned extension 3; see
+        :mod:`fusionlib.fusion.conditional`): the generator gets the group as input and
+        ``sample(n, group=...)`` / ``sample(n, shares=...)`` produce a chosen group or shares.
+    dp:
+        None, or a :class:`~fusionlib.fusion.dp.DPConfig`: DP-SGD discriminators (Appendix I,
+        extension 4; continuous columns only); ``trainer_.step.epsilon(delta)`` is the epsilon
+        spent. The pooled standardisation and section D weights read all rows and are not
+        covered: pass ``standardize=False`` on public scales and uniform weights for a proof.
     tau, hard:
         Gumbel-softmax temperature (> 0) and straight-through flag of the head (used only with
         discrete columns). ``hard=True`` (default): the generated blocks are exactly one-hot
@@ -88,6 +100,9 @@ class FusionGAN(BaseEstimator):
         Dict name -> float64 array (n_k_train,), summing to n_k_train. The strategies of
         Appendix D need numbers: they see each source's *encoded* rows (standardised continuous
         columns and the 0/1 one-hot blocks of its categorical columns).
+    group_shares_:
+        With ``condition``: group -> its share among the training rows of the sources that
+        observe it (the law of unconditional samples).
     encoder_:
         The :class:`~fusionlib.fusion.encoding.SchemaEncoding` (spans, scaler, categories).
     scaler_:
@@ -108,57 +123,31 @@ class FusionGAN(BaseEstimator):
                  weighting_options: Mapping[str, object] | None = None,
                  standardize: bool = True, iterations_per_epoch: int | None = None,
                  log_every: int = 10, discrete_columns: Collection[str] = (), tau: float = 0.2,
-                 hard: bool = True, seed: object = 0) -> None:
+                 hard: bool = True, condition: str | None = None, dp: object = None,
+                 seed: object = 0) -> None:
         self.epochs, self.config, self.device, self.n_threads = epochs, config, device, n_threads
         self.checkpoint_path, self.checkpoint_every = checkpoint_path, checkpoint_every
         self.progress, self.weighting_options = progress, weighting_options
         self.standardize, self.iterations_per_epoch = standardize, iterations_per_epoch
         self.log_every, self.seed = log_every, seed
         self.discrete_columns, self.tau, self.hard = discrete_columns, tau, hard
+        self.condition, self.dp = condition, dp
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
-        check_positive_int("epochs", self.epochs)
-        if not isinstance(self.config, FusionConfig):
-            raise InvalidInputError(
-                f"config must be a FusionConfig, got {type(self.config).__name__}; e.g. "
-                "FusionConfig(batch_size=32)")
-        if self.iterations_per_epoch is not None:
-            check_positive_int("iterations_per_epoch", self.iterations_per_epoch)
-        check_nonneg_int("checkpoint_every", self.checkpoint_every)
-        check_nonneg_int("log_every", self.log_every)
-        if self.n_threads is not None:
-            check_positive_int("n_threads", self.n_threads)
-        if self.weighting_options is not None and not isinstance(self.weighting_options, Mapping):
-            raise InvalidInputError(
-                f"weighting_options must be a dict of options or None, got "
-                f"{type(self.weighting_options).__name__}")
-        check_positive("tau", self.tau)
-        self._discrete()
-        for name in ("standardize", "progress", "hard"):
-            if not isinstance(getattr(self, name), bool):
-                raise InvalidInputError(f"{name} must be True or False, got "
-                                        f"{getattr(self, name)!r}")
-        child(self.seed)  # validates the seed
+        check_params(self)
 
     def _discrete(self) -> tuple[str, ...]:
-        """``discrete_columns`` checked and deduplicated (order kept)."""
-        cols = self.discrete_columns
-        if isinstance(cols, str):
-            raise InvalidInputError(f"discrete_columns must be a list of column names, got the "
-                                    f"string {cols!r}; write discrete_columns=[{cols!r}]")
-        if not isinstance(cols, Collection):
-            raise InvalidInputError(f"discrete_columns must be a list of column names, got "
-                                    f"{type(cols).__name__}")
-        cols = tuple(cols)
-        bad = [c for c in cols if not isinstance(c, str)]
-        if bad:
-            raise InvalidInputError(f"discrete_columns must name columns with strings, got {bad}")
-        return tuple(dict.fromkeys(cols))
+        """``discrete_columns`` checked and deduplicated (order kept), the condition added."""
+        return discrete_columns(self.discrete_columns, self.condition)
 
     def _check_sources(self, sources: object) -> SourceSet:
         src = as_source_set(sources).require(min_k=2)
         src.check_linked()
+        if self.condition is not None and self.condition not in src.columns:
+            raise InvalidInputError(
+                f"the condition column {self.condition!r} is in no source (columns: "
+                f"{list(src.columns)}); name a categorical column that a source has")
         check_source_columns(src, self._discrete())
         return src
 
@@ -177,7 +166,8 @@ class FusionGAN(BaseEstimator):
         """
         self._check_params()
         for attr in ("trainer_", "weights_", "train_", "holdout_", "scaler_", "encoder_",
-                     "sources_", "schema_", "n_iter_", "iterations_per_epoch_"):
+                     "sources_", "schema_", "n_iter_", "iterations_per_epoch_",
+                     "group_shares_"):
             self.__dict__.pop(attr, None)  # a failed refit leaves the object unfitted
         cfg, src = self.config, self._check_sources(sources)
         train, holdout = self._split(src)
@@ -185,7 +175,7 @@ class FusionGAN(BaseEstimator):
         xs = {name: enc.transform(df) for name, df in train.items()}
         weights = self._weights(xs)
         step = self._step(enc, [enc.positions(src.columns_of(name)) for name in src.names],
-                          src.names)
+                          src.names, xs)
         trainer = Trainer(step, seed=child(self.seed, "train"), device=self.device,
                           n_threads=self.n_threads, checkpoint_path=self.checkpoint_path,
                           checkpoint_every=self.checkpoint_every, log_every=self.log_every,
@@ -198,14 +188,33 @@ class FusionGAN(BaseEstimator):
         self.train_, self.holdout_, self.weights_ = train, holdout, weights
         self.encoder_, self.scaler_ = enc, enc.scaler
         self.iterations_per_epoch_, self.n_iter_ = ipe, self.epochs * ipe
+        if self.condition is not None:
+            self.group_shares_ = dict(zip(enc.categories[self.condition].tolist(),
+                                          step.shares.double().tolist(), strict=True))
         self.trainer_ = trainer
         return self
 
-    def _step(self, enc: SchemaEncoding, indices: list[list[int]], names: tuple[str, ...]):
-        """Algorithm B's step over the encoded schema (a Gumbel-softmax head if categorical)."""
-        spans = enc.spans if enc.discrete else None
-        return fusion_step(self.config, enc.width, indices, names=names, spans=spans,
-                           tau=self.tau, hard=self.hard, seed=child(self.seed, "networks"))
+    def _step(self, enc: SchemaEncoding, indices: list[list[int]], names: tuple[str, ...],
+              xs: dict[str, np.ndarray]):
+        """Algorithm B's step over the encoded schema (a Gumbel-softmax head if categorical,
+        a conditional generator with ``condition``, DP-SGD discriminators with ``dp``)."""
+        spans, seed = (enc.spans if enc.discrete else None), child(self.seed, "networks")
+        if self.dp is not None:
+            from fusionlib.fusion.dp import dp_fusion_step
+
+            return dp_fusion_step(self.config, enc.width, indices, dp=self.dp, names=names,
+                                  seed=seed)
+        if self.condition is None:
+            return fusion_step(self.config, enc.width, indices, names=names, spans=spans,
+                               tau=self.tau, hard=self.hard, seed=seed)
+        cond = enc.span(self.condition)
+        counts = sum(x[:, [i for i, j in enumerate(idx) if cond.start <= j < cond.stop]]
+                     .sum(axis=0, dtype=np.float64)
+                     for x, idx in zip(xs.values(), indices, strict=True)
+                     if cond.start in idx)
+        return conditional_fusion_step(self.config, enc.width, indices, cond, counts,
+                                       names=names, spans=spans, tau=self.tau, hard=self.hard,
+                                       seed=seed)
 
     def _split(self, src: SourceSet) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
         """Seeded train/holdout split of every source (rows kept in their original order)."""
@@ -247,7 +256,8 @@ class FusionGAN(BaseEstimator):
         self._check_fitted()
         return self.trainer_.history_
 
-    def sample(self, n: int, seed: object = 0) -> pd.DataFrame:
+    def sample(self, n: int, seed: object = 0, *, group: object = None,
+               shares: Mapping[object, float] | None = None) -> pd.DataFrame:
         """Draw ``n`` synthetic records over the schema.
 
         Parameters
@@ -258,6 +268,11 @@ class FusionGAN(BaseEstimator):
             Seed of the sampling stream ``(seed, "sample")`` (noise z and, with categorical
             columns, the Gumbel noise whose argmax draws each category); the same seed gives
             the same rows.
+        group, shares :
+            Only with ``condition``: every record of group ``group``, or group shares
+            ``{group: share}`` met exactly (largest-remainder rounding of ``n * share``; rows in
+            an order shuffled on ``(seed, "groups")``). Neither: groups drawn from
+            ``group_shares_``.
 
         Returns
         -------
@@ -268,6 +283,14 @@ class FusionGAN(BaseEstimator):
         if not is_int(n) or n <= 0:
             raise InvalidInputError(f"n must be a positive int number of rows, got {n!r}")
         child(seed)
-        x = self.trainer_.sample(int(n), seed=seed).double().numpy()
+        options = {}
+        if self.condition is None and (group is not None or shares is not None):
+            raise InvalidInputError("group= and shares= need a conditional model; fit "
+                                    "FusionGAN(condition=<column>) first")
+        if self.condition is not None:
+            codes = group_codes(self.encoder_.categories[self.condition].tolist(), int(n),
+                                group=group, shares=shares, seed=seed)
+            options = {} if codes is None else {"codes": codes}
+        x = self.trainer_.sample(int(n), seed=seed, **options).double().numpy()
         return self.encoder_.inverse(x)
 

@@ -355,3 +355,25 @@ def _has_opacus() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_fusiongan_trains_private_discriminators():
+    import pandas as pd
+
+    from fusionlib.fusion.synthesizer import FusionGAN
+
+    r = numpy_rng(0, "dp-synth")
+    src = {"A": pd.DataFrame(r.normal(size=(80, 2)), columns=["x", "y"]),
+           "B": pd.DataFrame(r.normal(size=(80, 2)), columns=["x", "z"])}
+    dp = DPConfig(noise_multiplier=1.0, max_grad_norm=1.0)
+    m = FusionGAN(epochs=1, iterations_per_epoch=3, config=CFG, dp=dp, standardize=False
+                  ).fit(src)
+    assert isinstance(m.trainer_.step, DPFusionStep)
+    eps = m.trainer_.step.epsilon(1e-5)
+    assert eps["A"] == pytest.approx(epsilon(sample_rate=16 / 64, noise_multiplier=1.0,
+                                             steps=3, delta=1e-5))
+    assert m.sample(5, seed=0).shape == (5, 3)
+    with pytest.raises(InvalidInputError, match="dp must be a DPConfig"):
+        FusionGAN(dp={"noise_multiplier": 1.0}).fit(src)
+    with pytest.raises(InvalidInputError, match="continuous columns only"):
+        FusionGAN(dp=dp, discrete_columns=["x"]).fit(src)

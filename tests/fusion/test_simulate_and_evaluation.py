@@ -67,3 +67,43 @@ def test_cross_correlations_keys_and_values():
     t = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [2.0, 4.0, 6.0], "c": [3.0, 2.0, 1.0]})
     assert cross_correlations(t, [("a", "b"), ("a", "c")]) == pytest.approx(
         {"a~b": 1.0, "a~c": -1.0})
+
+
+def test_grouped_sources_add_the_component_as_g():
+    from fusionlib.fusion.simulate import GROUPS, grouped_sources
+
+    src, truth = grouped_sources(400, 0)
+    plain, plain_truth = mixture_sources(400, 0)
+    assert src.columns_of("A") == ("g", "x1", "x2", "y1", "y2")
+    assert src.columns_of("B") == ("x1", "x2", "z")
+    pd.testing.assert_frame_equal(truth.drop(columns="g"), plain_truth)
+    pd.testing.assert_frame_equal(src["A"].drop(columns="g"), plain["A"])
+    assert set(truth["g"]) <= set(GROUPS)
+    # g is the component: its rows sit nearest to that component's mean in (x1, x2)
+    assert (truth["g"].eq("rare").to_numpy() == rare_mask(truth)).mean() > 0.99
+    both, _ = grouped_sources(50, 0, observed_by=("A", "B"))
+    assert both.columns_of("B")[0] == "g"
+
+
+def test_correlation_ratio_against_closed_forms():
+    from fusionlib.fusion.evaluation import correlation_ratio
+
+    t = pd.DataFrame({"g": ["a", "a", "b", "b"], "y": [0.0, 2.0, 4.0, 6.0]})
+    # group means 1 and 5, grand mean 3: between SS 4 * 4 = 16, total SS 9 + 1 + 1 + 9 = 20
+    assert correlation_ratio(t, "g", "y") == pytest.approx(0.8)
+    assert correlation_ratio(t.assign(y=[1.0, 2.0, 1.0, 2.0]), "g", "y") == 0.0
+    assert correlation_ratio(t.assign(y=[1.0, 1.0, 3.0, 3.0]), "g", "y") == pytest.approx(1.0)
+    assert correlation_ratio(t.assign(y=1.0), "g", "y") == 0.0
+
+
+def test_group_mmd_uses_the_reference_scale_and_needs_rows():
+    from fusionlib.fusion.evaluation import group_mmd
+    from fusionlib.metrics.mmd import mmd
+
+    r = np.random.default_rng(0)
+    a = pd.DataFrame(r.normal(size=(60, 2)), columns=["u", "v"])
+    b = pd.DataFrame(r.normal(size=(50, 2)) + 0.5, columns=["u", "v"])
+    ref = pd.DataFrame(r.normal(size=(80, 2)) * 3, columns=["u", "v"])
+    ra, rb = standardise_like(ref, a, b)
+    assert group_mmd(a, b, ["u", "v"], reference=ref) == pytest.approx(mmd(ra, rb).mmd)
+    assert np.isnan(group_mmd(a.iloc[:5], b, ["u", "v"]))

@@ -59,6 +59,24 @@ def test_matches_dense_kernel_matrices(unbiased, chunk):
     assert res.mmd2 == pytest.approx(_dense_mmd2(x, y, 0.2, unbiased), abs=1e-12)
 
 
+@pytest.mark.parametrize("unbiased", [True, False])
+@pytest.mark.parametrize("chunk", [7, 512])
+def test_float32_tiles_match_the_dense_oracle(unbiased, chunk):
+    x, y = _sample(400, 20, 30), _sample(300, 20, 31, shift=0.1)
+    res = mmd(x, y, unbiased=unbiased, chunk=chunk, precision="float32")
+    exact = mmd(x, y, unbiased=unbiased, chunk=chunk)
+    assert res.gamma == exact.gamma
+    assert res.mmd2 == pytest.approx(_dense_mmd2(x, y, res.gamma, unbiased), abs=1e-7)
+    assert res.mmd2 != exact.mmd2  # a different computation, not the float64 path
+
+
+def test_float32_identity_and_shift():
+    x = _sample(500, 5, 32)
+    assert abs(mmd(x, x, unbiased=False, precision="float32").mmd2) < 1e-7
+    grow = [mmd(x, x[::-1] + s, gamma=0.1, precision="float32").mmd2 for s in (0, 0.2, 0.5)]
+    assert grow[0] < grow[1] < grow[2]
+
+
 def test_median_heuristic_matches_dense_oracle():
     x, y = _sample(120, 3, 2), _sample(80, 3, 3, shift=0.5)
     z = np.vstack([x, y])
@@ -206,6 +224,7 @@ def test_given_gamma_skips_the_median():
     (np.eye(3), np.eye(3), {"max_pairs": 0}, "max_pairs must be a positive integer"),
     (np.eye(3), np.eye(3), {"unbiased": "yes"}, "unbiased must be True or False"),
     (np.eye(3), np.eye(3), {"workers": 0}, "workers must be a positive integer"),
+    (np.eye(3), np.eye(3), {"precision": "float16"}, "precision must be one of"),
     (np.eye(3), np.eye(3), {"max_pairs": 2, "seed": -1}, "root seed"),
 ])
 def test_bad_input_raises(x, y, kwargs, match):
