@@ -1,8 +1,9 @@
 """Image datasets for PTGAN's image experiments, as ``uint8`` arrays ``(N, C, H, W)``.
 
-Every file is located and hash-checked through the registry (:func:`fusionlib.data.store.
-dataset_paths`): a missing file raises :class:`~fusionlib.errors.DataUnavailableError` saying how
-to provide it, an altered one :class:`~fusionlib.errors.DataIntegrityError`.
+Every file is located and hash-checked through the registry
+(:func:`fusionlib.data.store.dataset_paths`): a missing file raises
+:class:`~fusionlib.errors.DataUnavailableError` saying how to provide it, an altered one
+:class:`~fusionlib.errors.DataIntegrityError`.
 
 * ``fashion_mnist`` (offline, Debian package): 28 px grey images, zero-padded to 32 px (the
   cpu-scale stand-in for CIFAR-10: same side, one channel);

@@ -40,8 +40,8 @@ from fusionlib import rng
 from fusionlib.checks import check_choice, check_positive, check_positive_int
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["ARCHITECTURES", "ConvSpec", "CNNCritic", "CNNGenerator", "cnn_networks",
-           "critic_specs", "generator_specs"]
+__all__ = ["ARCHITECTURES", "ConvSpec", "CNNCritic", "CNNModule", "CNNGenerator",
+           "cnn_networks", "critic_specs", "generator_specs"]
 
 #: architectures by table: "table5" (32 or 64 px) and "table6" (256 px)
 ARCHITECTURES = ("table5", "table6")
@@ -133,8 +133,9 @@ def _init(module: nn.Module, seed: int) -> nn.Module:
     return module
 
 
-class _Built(nn.Module):
-    """Shared construction: modules built under a forked global RNG, then seeded."""
+class CNNModule(nn.Module):
+    """Base of the CNN critic and generator: built under a forked global RNG, then seeded;
+    checks of the t(alpha) input."""
 
     def _finish(self, seed: int, device: str | None) -> None:
         # on the "meta" device (structure and parameter counts only) nothing is initialised
@@ -151,7 +152,7 @@ class _Built(nn.Module):
             raise InvalidInputError(f"t must have shape ({n},), got {tuple(t.shape)}")
 
 
-class CNNCritic(_Built):
+class CNNCritic(CNNModule):
     """Convolutional critic of Table 5 / 6: ``forward(x[, t]) -> (n,)`` scores.
 
     Parameters
@@ -217,7 +218,7 @@ class CNNCritic(_Built):
         return self.dense(self.features(x, t)).squeeze(1)
 
 
-class CNNGenerator(_Built):
+class CNNGenerator(CNNModule):
     """Generator of Table 5 / 6: ``forward(z[, t]) -> (n, C*H*W)`` in (-1, 1).
 
     Parameters

@@ -1,12 +1,12 @@
 """One image run of PTGAN or a competitor through the shared trainer (seed 001, Section 5.1).
 
 :func:`train_image_run` loads the data (:mod:`fusionlib.data.images`), builds the networks of
-Table 5/6 (:mod:`fusionlib.gan.cnn`), trains them with :class:`~fusionlib.ptgan.image_step.
-ImagePTGANStep` on :class:`~fusionlib.gan.trainer.Trainer` (device, checkpoint and bitwise resume
-on CPU come from the trainer) and returns an :class:`ImageRun`: the minibatch-loss variance over
-iterations (Figure 5), generated images at alpha = 1 (Figure 6, and the scores computed from
-them) and, when a ``scorer`` is given, scores at evaluation points (the paper keeps the best of
-10 equally spaced points).
+Table 5/6 (:mod:`fusionlib.gan.cnn`), trains them with
+:class:`~fusionlib.ptgan.image_step.ImagePTGANStep` on :class:`~fusionlib.gan.trainer.Trainer`
+(device, checkpoint and bitwise resume on CPU come from the trainer) and returns an
+:class:`ImageRun`: the minibatch-loss variance over iterations (Figure 5), generated images at
+alpha = 1 (Figure 6, and the scores computed from them) and, when a ``scorer`` is given, scores
+at evaluation points (the paper keeps the best of 10 equally spaced points).
 
 :class:`LossVarianceCallback` measures Figure 5's quantity. For ``n_var`` i.i.d. pairs drawn as
 the training step draws them (Algorithm 1 when tempered) it computes the per-pair loss

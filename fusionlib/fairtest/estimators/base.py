@@ -3,7 +3,8 @@
 Every estimator learns a joint distribution over the union of the columns of two tables that
 share one or more *overlap* columns: an *internal* table (model features, label) and an
 *external* table (protected attributes). This module holds their common
-surface; the input checks and encoding are in :mod:`.validation`.
+surface; the input checks and encoding are in
+:mod:`fusionlib.fairtest.estimators.validation`.
 
 - :class:`JointEstimator` is the scikit-learn-like surface (``fit`` / ``sample`` /
   ``joint_proba`` / ``proba_table``) with the argument checks done once.
