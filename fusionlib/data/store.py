@@ -20,7 +20,7 @@ from fusionlib.io import atomic_write_text
 __all__ = [
     "data_dir", "file_digest", "verify_bytes", "verify_file", "dataset_paths", "read_lock",
     "file_state", "dataset_states", "VERIFIED", "MISSING", "ALTERED", "FOLDER", "NOT_A_FILE",
-    "NOT_RECORDED", "not_a_file_error",
+    "NOT_RECORDED", "not_a_file_error", "shown_path",
 ]
 
 # The states of a file on disk, as reported by `python -m fusionlib.data status`.
@@ -45,6 +45,16 @@ def data_dir() -> Path:
     if (repo / "pyproject.toml").is_file() and (repo / "fusionlib").is_dir():
         return repo / "data"
     return Path.home() / ".cache" / "fusionlib"
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as a message shows it: relative to the repository checkout when inside it (so
+    that pages built from the messages do not carry this machine's folders), else absolute."""
+    repo = Path(__file__).resolve().parents[2]
+    try:
+        return str(Path(path).resolve().relative_to(repo))
+    except ValueError:
+        return str(path)
 
 
 def _digests(path: Path, algorithms: tuple[str, ...]) -> dict[str, str]:
@@ -238,7 +248,7 @@ def dataset_paths(name: str | DatasetSpec, *, verify: bool = True) -> dict[str, 
     if missing:
         raise DataUnavailableError(
             f"dataset {spec.name!r} ({spec.title}) is not provisioned: missing "
-            f"{', '.join(missing)} in {folder}. To fix: {spec.how_to_provision}."
+            f"{', '.join(missing)} in {shown_path(folder)}. To fix: {spec.how_to_provision}."
         )
     if verify:
         for f in spec.files:
