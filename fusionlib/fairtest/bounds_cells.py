@@ -48,25 +48,19 @@ def _grid(scale: str, seed: int) -> list[Cell]:
 
 
 def _compute(cell: Cell) -> Shard:
-    import torch
-
     from fusionlib.errors import DataUnavailableError
     from fusionlib.fairtest.bounds_study import dataset_bounds
     from fusionlib.fairtest.protocol import ProtocolConfig
-
+    from fusionlib.gan.trainer import torch_threads
     c = cell.config
-    previous = torch.get_num_threads()
-    if not torch.cuda.is_available():
-        torch.set_num_threads(1)  # small CTGAN networks: one thread is faster on a CPU
-    try:
-        intervals, points = dataset_bounds(c["dataset"], ProtocolConfig(**c["protocol"]),
-                                           seed=cell.seed, n_grid=c["n_grid"],
-                                           n_boot=c["n_boot"])
+    try:  # small CTGAN networks: one thread is faster on a CPU
+        with torch_threads(1, cpu_only=True):
+            intervals, points = dataset_bounds(c["dataset"], ProtocolConfig(**c["protocol"]),
+                                               seed=cell.seed, n_grid=c["n_grid"],
+                                               n_boot=c["n_boot"])
     except DataUnavailableError as err:
         return Shard(pd.DataFrame(), {"status": "not run", "reason": f"data unavailable: {err}",
                                       "points": frame_to_json(pd.DataFrame())}, provisional=True)
-    finally:
-        torch.set_num_threads(previous)
     return Shard(_store_infinities(intervals),
                  {"status": "run", "reason": "", "points": frame_to_json(points)})
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -63,21 +62,12 @@ ALL_DATASETS: tuple[str, ...] = ("adult", "compas", "german")
 NAME = "fairtest_protocol"
 
 
-@contextlib.contextmanager
-def _one_thread_without_gpu() -> Iterator[None]:
+def _one_thread_without_gpu() -> contextlib.AbstractContextManager[None]:
     """One torch thread when there is no GPU (the notebook's setting: small CTGAN networks run
     faster on one thread on a CPU), restored afterwards."""
-    import torch
+    from fusionlib.gan.trainer import torch_threads
 
-    if torch.cuda.is_available():
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+    return torch_threads(1, cpu_only=True)
 
 
 def _protocol(scale: str) -> dict[str, Any]:

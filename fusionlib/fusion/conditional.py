@@ -160,9 +160,8 @@ class ConditionalFusionStep(FusionStep):
         if options:
             raise InvalidInputError(f"unknown sample option(s) {sorted(options)}; conditional "
                                     "FusionGAN samples take codes=")
-        check_positive_int("n", n)
-        device = next(self.generator.parameters()).device
-        z = torch.randn(n, self.config.latent_dim, generator=rng, device=device)
+        z = self._sample_noise(n, rng)
+        device = z.device
         if codes is None:
             cond = self.draw(n, rng, device)
         else:
@@ -172,12 +171,7 @@ class ConditionalFusionStep(FusionStep):
                 raise InvalidInputError(f"codes must be {n} group codes in [0, "
                                         f"{self.generator.n_groups})")
             cond = F.one_hot(codes, self.generator.n_groups).to(torch.float32)
-        was_training = self.generator.training
-        self.generator.eval()
-        try:
-            return self._generate(z, rng, cond)
-        finally:
-            self.generator.train(was_training)
+        return self._generate_eval(z, rng, cond)
 
 
 def conditional_fusion_step(config: FusionConfig, out_dim: int,

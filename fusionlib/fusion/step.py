@@ -249,13 +249,22 @@ class FusionStep(TrainingStep):
         if options:
             raise InvalidInputError(f"unknown sample option(s) {sorted(options)}; FusionGAN "
                                     "samples take none")
+        z = self._sample_noise(n, rng)
+        return self._generate_eval(z, rng)
+
+    def _sample_noise(self, n: int, rng: torch.Generator) -> torch.Tensor:
+        """``z ~ N(0, I)`` (n, latent_dim) from ``rng`` on the generator's device."""
         check_positive_int("n", n)
         device = next(self.generator.parameters()).device
-        z = torch.randn(n, self.config.latent_dim, generator=rng, device=device)
+        return torch.randn(n, self.config.latent_dim, generator=rng, device=device)
+
+    def _generate_eval(self, z: torch.Tensor, rng: torch.Generator,
+                       cond: torch.Tensor | None = None) -> torch.Tensor:
+        """G(z) (or G(z, cond)) in eval mode, the generator's mode restored afterwards."""
         was_training = self.generator.training
         self.generator.eval()
         try:
-            return self._generate(z, rng)
+            return self._generate(z, rng, cond)
         finally:
             self.generator.train(was_training)
 

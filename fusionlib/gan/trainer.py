@@ -29,17 +29,22 @@ from fusionlib.errors import InvalidInputError, NotFittedError, TrainingDiverged
 from fusionlib.gan.step import Batch, TrainingStep
 from fusionlib.io import atomic_write
 
-__all__ = ["Trainer", "Callback"]
+__all__ = ["Trainer", "Callback", "torch_threads"]
 
 Callback = Callable[["Trainer", int], None]
 _FORMAT = 2
 
 
 @contextmanager
-def _threads(n: int | None):
-    """Run with ``n`` torch intra-op threads, restoring the previous number afterwards."""
+def torch_threads(n: int | None, *, cpu_only: bool = False):
+    """Run with ``n`` torch intra-op threads, restoring the previous number afterwards.
+
+    ``n=None`` leaves the number as it is; with ``cpu_only`` it is also left as it is when a
+    CUDA device is present (small networks run fastest on one CPU thread, which is the reason
+    the experiments' cells ask for one).
+    """
     previous = torch.get_num_threads()
-    if n is not None:
+    if n is not None and not (cpu_only and torch.cuda.is_available()):
         torch.set_num_threads(n)
     try:
         yield
@@ -141,7 +146,7 @@ class Trainer:
                 "fit continues a run on the same data only. Build a new Trainer (with fresh "
                 "networks) to train on these data")
         at = set(callback_at)
-        with _threads(self.n_threads):
+        with torch_threads(self.n_threads):
             bar = tqdm(total=n_iter, initial=self.iteration_, disable=not self.progress,
                        desc=self.step.name, leave=False)
             try:

@@ -116,18 +116,20 @@ def _classifier_compute(cell: Cell) -> Shard:
     import torch
 
     from fusionlib.data.images import load_image_dataset, to_unit
+    from fusionlib.gan.trainer import torch_threads
     from fusionlib.metrics.image_classifier import accuracy, train_feature_classifier
 
     c = cell.config
-    torch.set_num_threads(1)
     x, y = load_image_dataset(c["dataset"], "train", limit=c["n_train"])
     xt, yt = load_image_dataset(c["dataset"], "test", limit=c["n_test"])
-    model = train_feature_classifier(to_unit(x), y, seed=cell.seed, epochs=c["epochs"],
-                                     n_classes=10)
+    with torch_threads(1):
+        model = train_feature_classifier(to_unit(x), y, seed=cell.seed, epochs=c["epochs"],
+                                         n_classes=10)
+        test_accuracy = accuracy(model, to_unit(xt), yt)
     buf = io.BytesIO()
     torch.save(model.state_dict(), buf)
     row = {"dataset": c["dataset"], "n_train": c["n_train"], "epochs": c["epochs"],
-           "test_accuracy": accuracy(model, to_unit(xt), yt)}
+           "test_accuracy": test_accuracy}
     return Shard(pd.DataFrame([row]),
                  {"state": base64.b64encode(buf.getvalue()).decode("ascii")})
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -53,17 +52,11 @@ VARIANCE_CONFIG: dict[str, dict[str, Any]] = {
 _MODULES = (__name__, "fusionlib.ptgan.variance_collapse", "fusionlib.ptgan.variance_training")
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
+def _one_thread() -> contextlib.AbstractContextManager[None]:
     """One torch thread for the duration (the chapter's setting), restored afterwards."""
-    import torch
+    from fusionlib.gan.trainer import torch_threads
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+    return torch_threads(1)
 
 
 def _device(scale: str, name: str | None = None) -> str:

@@ -55,20 +55,14 @@ def _grid(scale: str, seed: int) -> list[Cell]:
 
 
 def _compute(cell: Cell) -> Shard:
-    import torch
-
+    from fusionlib.gan.trainer import torch_threads
     from fusionlib.studies.benchmark import BenchSettings, run_generator
 
     c = cell.config
     settings = dataclasses.replace(BenchSettings(), **c["settings"])
-    previous = torch.get_num_threads()
-    if not torch.cuda.is_available():
-        torch.set_num_threads(1)  # small networks: one thread is faster on a CPU
-    try:
+    with torch_threads(1, cpu_only=True):  # small networks: one thread is faster on a CPU
         rows = run_generator(c["generator"], c["dataset"], c["overlaps"], settings,
                              seed=cell.seed)
-    finally:
-        torch.set_num_threads(previous)
     rows = rows.assign(seed=cell.seed)
     return Shard(rows, {}, provisional=bool((rows["status"] != "run").any()))
 
