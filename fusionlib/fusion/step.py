@@ -42,6 +42,7 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.config import FusionConfig, discriminator_loss, generator_loss
 from fusionlib.fusion.inputs import check_rows, check_weights
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
+from fusionlib.gan.networks import eval_mode
 from fusionlib.gan.penalties import gradient_penalty, random_interpolates
 from fusionlib.gan.step import Batch, OptimizerSpec, TrainingStep
 from fusionlib.rng import child
@@ -261,12 +262,8 @@ class FusionStep(TrainingStep):
     def _generate_eval(self, z: torch.Tensor, rng: torch.Generator,
                        cond: torch.Tensor | None = None) -> torch.Tensor:
         """G(z) (or G(z, cond)) in eval mode, the generator's mode restored afterwards."""
-        was_training = self.generator.training
-        self.generator.eval()
-        try:
+        with eval_mode(self.generator):
             return self._generate(z, rng, cond)
-        finally:
-            self.generator.train(was_training)
 
 
 def _copy_generator(rng: torch.Generator) -> torch.Generator:

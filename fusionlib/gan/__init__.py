@@ -25,7 +25,7 @@ from fusionlib.gan.adversarial import (
 from fusionlib.gan.cnn import CNNCritic, CNNGenerator, cnn_networks, layer_table
 from fusionlib.gan.heads import TabularHead
 from fusionlib.gan.losses import LOSSES, critic_loss, generator_loss, soft_label_bce
-from fusionlib.gan.networks import Critic, Generator, tabular_networks, toy_networks
+from fusionlib.gan.networks import Critic, Generator, eval_mode, tabular_networks, toy_networks
 from fusionlib.gan.noise import NOISE_DISTRIBUTIONS, base_noise
 from fusionlib.gan.penalties import (
     PENALTIES,
@@ -43,7 +43,7 @@ __all__ = [
     "LOSSES", "NOISE_DISTRIBUTIONS", "PENALTIES", "STEP_DEFAULTS", "AdversarialConfig",
     "AdversarialStep", "CNNCritic", "CNNGenerator", "Critic", "Generator", "OptimizerSpec",
     "TabularHead", "Trainer", "TrainingStep", "adversarial_config", "base_noise", "cnn_networks",
-    "layer_table", "coherency_penalty", "critic_loss", "generator_loss", "gradient_penalty",
-    "input_gradient", "max_penalty", "r1_penalty", "random_interpolates", "soft_label_bce",
-    "tabular_networks", "toy_networks",
+    "layer_table", "coherency_penalty", "critic_loss", "eval_mode", "generator_loss",
+    "gradient_penalty", "input_gradient", "max_penalty", "r1_penalty", "random_interpolates",
+    "soft_label_bce", "tabular_networks", "toy_networks",
 ]

@@ -17,6 +17,7 @@ import torch
 from fusionlib.checks import check_choice, check_matrix, check_positive, check_positive_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.gan.losses import LOSSES, critic_loss, generator_loss
+from fusionlib.gan.networks import eval_mode
 from fusionlib.gan.noise import NOISE_DISTRIBUTIONS, base_noise
 from fusionlib.gan.penalties import gradient_penalty, max_penalty, random_interpolates
 from fusionlib.gan.step import Batch, OptimizerSpec, TrainingStep
@@ -200,9 +201,5 @@ class AdversarialStep(TrainingStep):
         return self._eval(lambda: self.generator(z))
 
     def _eval(self, fn):
-        was_training = self.generator.training
-        self.generator.eval()
-        try:
+        with eval_mode(self.generator):
             return fn()
-        finally:
-            self.generator.train(was_training)

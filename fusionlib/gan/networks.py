@@ -10,7 +10,8 @@ advances the global random state.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -19,7 +20,22 @@ from fusionlib import rng
 from fusionlib.checks import check_choice, check_positive_int, is_int
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["Critic", "Generator", "init_parameters", "tabular_networks", "toy_networks"]
+__all__ = ["Critic", "Generator", "eval_mode", "init_parameters", "tabular_networks",
+           "toy_networks"]
+
+
+@contextmanager
+def eval_mode(*modules: nn.Module) -> Iterator[None]:
+    """Put ``modules`` in eval mode (batch norm uses its running statistics), restoring each
+    one's previous mode on exit."""
+    modes = [m.training for m in modules]
+    for m in modules:
+        m.eval()
+    try:
+        yield
+    finally:
+        for m, mode in zip(modules, modes, strict=True):
+            m.train(mode)
 
 TOY_SIZES = ("small", "paper")
 

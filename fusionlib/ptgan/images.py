@@ -20,8 +20,7 @@ mode, so training with it is bitwise the same as without it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +31,7 @@ from fusionlib import rng as rng_mod
 from fusionlib.checks import check_positive_int
 from fusionlib.data.images import from_unit, load_image_dataset, to_unit
 from fusionlib.gan.cnn import cnn_networks
+from fusionlib.gan.networks import eval_mode
 from fusionlib.gan.trainer import Trainer
 from fusionlib.ptgan.image_step import ImagePTGANStep, ImageRunConfig, gan_config
 from fusionlib.ptgan.objectives import draw_step_inputs
@@ -47,18 +47,6 @@ def resolve_device(name: str) -> str:
     if name != "auto":
         return name
     return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-@contextmanager
-def _eval_mode(*modules: torch.nn.Module) -> Iterator[None]:
-    was = [m.training for m in modules]
-    for m in modules:
-        m.eval()
-    try:
-        yield
-    finally:
-        for m, w in zip(modules, was, strict=True):
-            m.train(w)
 
 
 class LossVarianceCallback:
@@ -77,7 +65,7 @@ class LossVarianceCallback:
             self._gen = rng_mod.torch_generator(self.seed, "loss-variance", device=trainer.device)
         data = self.data.to(trainer.device)
         losses, diffs = [], []
-        with _eval_mode(step.generator, step.critic):
+        with eval_mode(step.generator, step.critic):
             while sum(len(x) for x in losses) < self.n_var:
                 inp = draw_step_inputs(data, cfg, self._gen)
                 fake = step.generate(inp).float()

@@ -24,7 +24,7 @@ import torch
 from fusionlib.checks import check_positive_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.gan.diagnostics.variance import critic_gradient_variances, last_layer_parameter_names
-from fusionlib.gan.networks import toy_networks
+from fusionlib.gan.networks import eval_mode, toy_networks
 from fusionlib.gan.trainer import Trainer
 from fusionlib.metrics.distances import wasserstein1
 from fusionlib.ptgan.config import GANConfig
@@ -83,7 +83,7 @@ class VarianceCallback:
         inputs = draw_step_inputs(self.data.to(trainer.device), cfg,
                                   self._generator(trainer.device))
         t = temperature(inputs.alpha) if cfg.conditional else None
-        with _eval_mode(step.generator, step.critic):
+        with eval_mode(step.generator, step.critic):
             with torch.no_grad():
                 gen = step.generator
                 fake = gen(inputs.z, t) if t is not None else gen(inputs.z)
@@ -101,19 +101,6 @@ class VarianceCallback:
     def frame(self) -> pd.DataFrame:
         """The records as a DataFrame."""
         return pd.DataFrame(self.records_)
-
-
-@contextmanager
-def _eval_mode(*modules: torch.nn.Module) -> Iterator[None]:
-    """Put ``modules`` in eval mode, restoring each one's previous mode on exit."""
-    modes = [m.training for m in modules]
-    for m in modules:
-        m.eval()
-    try:
-        yield
-    finally:
-        for m, mode in zip(modules, modes, strict=True):
-            m.train(mode)
 
 
 @contextmanager
