@@ -78,7 +78,7 @@ class DatasetSummary:
     cell of the grid stores (:mod:`fusionlib.fairtest.cells`).
 
     ``accuracy``: the audited trees' accuracy (rows: sources, columns: separations);
-    ``kl_floors``: :func:`~fusionlib.fairtest.reporting.kl_noise_floors`;
+    ``kl_floors``: :func:`~fusionlib.fairtest.kl_floor.kl_noise_floors`;
     ``mutual_information``: I(A; Y) in nats per protected attribute, over all rows;
     ``unique_internal``: share of unique rows of the first separation's internal table;
     ``dcc``: Figure 5's matrix ``|V_syn - V_real|`` of every synthetic set, by set label in

@@ -22,7 +22,8 @@ from fusionlib.gan.adversarial import (
     AdversarialStep,
     adversarial_config,
 )
-from fusionlib.gan.cnn import CNNCritic, CNNGenerator, cnn_networks, layer_table
+from fusionlib.gan.cnn import CNNCritic, CNNGenerator, cnn_networks
+from fusionlib.gan.cnn_specs import layer_table
 from fusionlib.gan.heads import TabularHead
 from fusionlib.gan.losses import LOSSES, critic_loss, generator_loss, soft_label_bce
 from fusionlib.gan.networks import Critic, Generator, eval_mode, tabular_networks, toy_networks

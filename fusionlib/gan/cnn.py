@@ -30,7 +30,6 @@ default law) without touching the global random state.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -39,66 +38,15 @@ from torch.nn.utils.parametrizations import spectral_norm as _sn
 from fusionlib import rng
 from fusionlib.checks import check_choice, check_positive, check_positive_int
 from fusionlib.errors import InvalidInputError
+from fusionlib.gan.cnn_specs import (
+    ConvSpec,
+    critic_specs,
+    generator_specs,
+    scale_channels,
+    table_geometry,
+)
 
-__all__ = ["ARCHITECTURES", "ConvSpec", "CNNCritic", "CNNModule", "CNNGenerator",
-           "cnn_networks", "critic_specs", "generator_specs"]
-
-#: architectures by table: "table5" (32 or 64 px) and "table6" (256 px)
-ARCHITECTURES = ("table5", "table6")
-
-
-@dataclass(frozen=True)
-class ConvSpec:
-    """One (transposed) convolution: kernel, stride, output channels, upsample first."""
-
-    kernel: int
-    stride: int
-    out: int
-    upsample: bool = False
-
-
-def _scale(c: int, width: float) -> int:
-    return max(1, int(round(c * width)))
-
-
-def critic_specs(arch: str, width: float = 1.0) -> list[ConvSpec]:
-    """The critic's convolutions of Table 5 or Table 6, channels scaled by ``width``."""
-    check_choice("arch", arch, ARCHITECTURES)
-    if arch == "table5":
-        plan = [(3, 1, 64), (4, 2, 64), (3, 1, 128), (4, 2, 128), (3, 1, 256), (4, 2, 256),
-                (3, 1, 512)]
-    else:
-        plan = [(4, 2, c) for c in (64, 128, 256, 512, 1024, 2048)]
-    return [ConvSpec(k, s, _scale(c, width)) for k, s, c in plan]
-
-
-def generator_specs(arch: str, width: float = 1.0, *, channels: int = 3,
-                    stride_out: int = 1) -> list[ConvSpec]:
-    """The generator's layers after the dense one (Table 5 or 6); the last has ``channels``."""
-    check_choice("arch", arch, ARCHITECTURES)
-    if arch == "table5":
-        body = [ConvSpec(4, 2, _scale(c, width)) for c in (256, 128, 64)]
-        return [*body, ConvSpec(3, stride_out, channels)]
-    body = [ConvSpec(k, 1, _scale(c, width), upsample=True)
-            for k, c in ((4, 2048), (4, 1024), (4, 512), (3, 256), (3, 128))]
-    return [*body, ConvSpec(3, 1, channels, upsample=True)]
-
-
-def _check_geometry(arch: str, image_size: int, stride_out: int) -> int:
-    """The side ``M_Z`` of the generator's first feature map; refuses sizes the table lacks."""
-    if arch == "table6":
-        if image_size != 256 or stride_out != 1:
-            raise InvalidInputError("Table 6 is for 256 px images (stride_out 1); got "
-                                    f"image_size={image_size}, stride_out={stride_out}")
-        return 4
-    check_choice("stride_out", stride_out, (1, 2))
-    m_z = image_size // (8 * stride_out)
-    if m_z < 1 or m_z * 8 * stride_out != image_size:
-        raise InvalidInputError(
-            f"Table 5 needs image_size = 8 * M_Z * S_G (32 px with S_G=1, 64 px with S_G=2); "
-            f"got image_size={image_size}, stride_out={stride_out}")
-    return m_z
-
+__all__ = ["CNNCritic", "CNNModule", "CNNGenerator", "cnn_networks"]
 
 def _with_t(h: torch.Tensor, t: torch.Tensor | None) -> torch.Tensor:
     """Append ``t`` (n,) as a constant channel (4-D ``h``) or a column (2-D ``h``)."""
@@ -236,12 +184,12 @@ class CNNGenerator(CNNModule):
         check_positive_int("latent_dim", latent_dim)
         check_positive("width", width)
         check_positive_int("channels", channels)
-        self.m_z = _check_geometry(arch, image_size, stride_out)
+        self.m_z = table_geometry(arch, image_size, stride_out)
         self.image_shape = (channels, image_size, image_size)
         self.out_dim = channels * image_size * image_size
         self.latent_dim, self.conditional, self.arch = latent_dim, bool(conditional), arch
         extra = int(self.conditional)
-        self.c0 = _scale(512, width)
+        self.c0 = scale_channels(512, width)
         specs = generator_specs(arch, width, channels=channels, stride_out=stride_out)
         with torch.random.fork_rng(devices=[]), torch.device(device or "cpu"):
             self.dense = nn.Linear(latent_dim + extra, self.m_z * self.m_z * self.c0)
@@ -302,33 +250,3 @@ def cnn_networks(image_size: int, channels: int, *, conditional: bool, spectral_
                        spectral_norm=spectral_norm, seed=rng.seed_int(seed, "critic"),
                        device=device)
     return gen, critic
-
-
-def layer_table(generator: CNNGenerator, critic: CNNCritic) -> list[dict]:
-    """The built layers in the form of the paper's Tables 5 and 6 (one dict per layer).
-
-    Keys: ``net``, ``layer``, ``kind`` (conv, deconv, up+conv, dense), ``kernel``, ``stride``,
-    ``out``, ``activation`` and ``norm`` (``sn``, ``bn`` or empty), read from the modules, so a
-    comparison with the typed tables checks the networks themselves.
-    """
-    rows: list[dict] = []
-    act = f"lrelu{critic.slope:g}"
-    for i, conv in enumerate(critic.convs):
-        sn = "sn" if hasattr(conv, "parametrizations") else ""
-        rows.append(dict(net="critic", layer=i + 1, kind="conv", kernel=conv.kernel_size[0],
-                         stride=conv.stride[0], out=conv.out_channels, activation=act, norm=sn))
-    rows.append(dict(net="critic", layer=len(rows) + 1, kind="dense", kernel=None, stride=None,
-                     out=critic.dense.out_features, activation="", norm=""))
-    rows.append(dict(net="generator", layer=1, kind="dense", kernel=None, stride=None,
-                     out=generator.dense.out_features, activation="", norm=""))
-    for i, (up, layer, norm) in enumerate(zip(generator.upsample, generator.layers,
-                                              generator.norms, strict=True)):
-        bn = isinstance(norm, nn.BatchNorm2d)
-        kind = "up+conv" if up else "deconv"
-        rows.append(dict(net="generator", layer=i + 2, kind=kind, kernel=layer.kernel_size[0],
-                         stride=layer.stride[0], out=layer.out_channels,
-                         activation="relu" if bn else "", norm="bn" if bn else ""))
-    return rows
-
-
-__all__ += ["layer_table"]

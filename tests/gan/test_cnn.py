@@ -5,7 +5,8 @@ import torch
 from torch import nn
 
 from fusionlib.errors import InvalidInputError
-from fusionlib.gan.cnn import CNNCritic, CNNGenerator, cnn_networks, critic_specs, layer_table
+from fusionlib.gan.cnn import CNNCritic, CNNGenerator, cnn_networks
+from fusionlib.gan.cnn_specs import critic_specs, layer_table
 
 
 @pytest.mark.parametrize(("size", "channels"), [(32, 3), (64, 3), (32, 1)])
