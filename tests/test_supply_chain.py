@@ -40,6 +40,15 @@ def test_torch_only_in_its_build_locks():
     assert "torch==2.13.0" in _pins(ROOT / "requirements-torch-cuda.lock")
 
 
+def test_image_score_extra_only_in_the_cuda_lock_and_matching_torch():
+    cuda = _pins(ROOT / "requirements-torch-cuda.lock")
+    # torchvision 0.28.x is the series built for torch 2.13 (its wheels require torch==2.13.0)
+    assert "torchvision==0.28.0" in cuda and "torch-fidelity==0.4.0" in cuda
+    for lock in ("requirements.lock", "requirements-torch-cpu.lock"):
+        names = {p.split("==")[0] for p in _pins(ROOT / lock)}
+        assert not names & {"torchvision", "torch-fidelity"}, lock
+
+
 def test_make_env_pins_pip_and_requires_hashes():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "--upgrade pip" not in makefile

@@ -106,8 +106,9 @@ def torch_fidelity_scores(generated: object, real: object, *, device: str = "cud
     """IS and FID through torch-fidelity's InceptionV3 (paper scale, GPU runners only).
 
     ``generated`` and ``real`` are uint8 tensors ``(n, 3, H, W)``. torch-fidelity needs
-    torchvision and downloads the Inception weights on first use; it is an optional extra
-    (``requirements-gpu-metrics``) that the CPU build does not install.
+    torchvision and downloads the Inception weights on first use; both are pinned in
+    ``requirements-torch-cuda.lock`` (``make env TORCH=cuda``, the GPU runners' build) and left
+    out of the CPU build.
 
     Raises
     ------
@@ -119,9 +120,10 @@ def torch_fidelity_scores(generated: object, real: object, *, device: str = "cud
     except Exception as exc:  # ImportError, or torchvision failing beside a CPU torch
         why = f"{type(exc).__name__}: {exc}"
         raise DataUnavailableError(
-            f"torch-fidelity is not importable here ({why}); install the GPU extra "
-            "`torch-fidelity==0.4.0` with a torchvision matching the CUDA torch on a GPU runner "
-            "with network access") from None
+            f"torch-fidelity is not importable here ({why}); it comes with the CUDA build "
+            "(`make env TORCH=cuda`: torch-fidelity 0.4.0 and torchvision 0.28.0 from "
+            "requirements-torch-cuda.lock) on a GPU runner with network access for the "
+            "Inception weights") from None
     import torch  # noqa: PLC0415
 
     class _Images(torch.utils.data.Dataset):
