@@ -88,18 +88,36 @@ def load_experiments(modules: Iterable[str] | None = None, *,
     ``cells`` / ``*_cells`` module of fusionlib plus ``FUSIONLIB_CELL_MODULES``); returns
     :data:`EXPERIMENTS`.
 
-    With ``until``, stop as soon as that experiment is registered (a cell job imports only
-    the paper package it needs).
+    With ``until``, stop as soon as that experiment is registered, trying first the modules
+    whose source text names it (a cell job imports only the paper package it needs, not every
+    registering module sorted before it).
     """
     global _loaded
     everything = modules is None
-    for name in experiment_modules() if modules is None else modules:
+    names = experiment_modules() if modules is None else list(modules)
+    if until is not None:  # the modules whose source names the experiment first
+        names.sort(key=lambda m: not _mentions(m, until))
+    for name in names:
         if until is not None and until in EXPERIMENTS:
             return EXPERIMENTS
         importlib.import_module(name)
     if everything:
         _loaded = True
     return EXPERIMENTS
+
+
+def _mentions(module: str, experiment: str) -> bool:
+    """Whether the source file of the fusionlib ``module`` holds the quoted name
+    ``experiment`` (read as text, nothing imported); False for modules outside fusionlib."""
+    parts = module.split(".")
+    if parts[0] != "fusionlib":
+        return False
+    path = PACKAGE.joinpath(*parts[1:]).with_suffix(".py")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return f'"{experiment}"' in text or f"'{experiment}'" in text
 
 
 def experiment_names() -> list[str]:

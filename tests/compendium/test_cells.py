@@ -431,6 +431,23 @@ def test_the_real_package_modules_are_discovered(monkeypatch):
     assert all(m.rsplit(".", 1)[1] == "cells" or m.endswith("_cells") for m in found)
 
 
+def test_a_cell_job_imports_the_module_that_names_its_experiment_first():
+    """`cells run identification ...` must not import every registering module sorted before
+    fusionlib.studies.identification_cells (the paper packages and their torch / sklearn)."""
+    assert cells_registry._mentions("fusionlib.studies.identification_cells", "identification")
+    assert not cells_registry._mentions("fusionlib.ptgan.cells", "identification")
+    assert not cells_registry._mentions("my.own_cells", "identification")
+    code = ("import sys\n"
+            "from fusionlib.compendium.cells_registry import get_experiment\n"
+            "assert get_experiment('identification').name == 'identification'\n"
+            "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('fusionlib.')}))")
+    env = {k: v for k, v in os.environ.items() if k != C.ENV_MODULES}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          check=True)
+    packages = done.stdout.strip()
+    assert "'studies'" in packages and "'ptgan'" not in packages and "'fairtest'" not in packages
+
+
 def test_a_planted_module_registers_its_experiment(tmp_path, monkeypatch):
     pkg = tmp_path / "plantpkg2"
     _plant(pkg, "__init__.py")
