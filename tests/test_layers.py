@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fusionlib"
 
 #: floor of each top-level entry of fusionlib (higher number = higher floor)
 LAYERS = {
-    "__init__": 0, "__main__": 0, "errors": 0, "io": 0, "rng": 0, "checks": 0,
+    "__init__": 0, "__main__": 0, "errors": 0, "io": 0, "rng": 0, "checks": 0, "threads": 0,
     "compendium": 1, "data": 1, "encoding": 1,
     "gan": 2, "metrics": 2, "matching": 2,
     "fairtest": 3, "ptgan": 3, "fusion": 3,

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -55,6 +54,7 @@ from fusionlib.checks import check_positive, check_positive_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.metrics.coverage import check_pair, check_sample, single_thread_blas
 from fusionlib.rng import Seed, numpy_rng
+from fusionlib.threads import thread_budget
 
 __all__ = ["DEFAULT_MAX_PAIRS", "DEFAULT_CHUNK", "PRECISIONS", "MMDResult", "median_distance",
            "mmd"]
@@ -219,8 +219,9 @@ def mmd(x: object, y: object, *, gamma: float | None = None, unbiased: bool = Tr
     max_pairs : int, optional
         Passed to :func:`median_distance`.
     workers : int, optional
-        Threads computing tiles (default ``os.cpu_count()``); the result is the same for every
-        value.
+        Threads computing tiles (default :func:`fusionlib.threads.thread_budget`: the job's
+        ``OMP_NUM_THREADS`` under a scheduler, else every core); the result is the same for
+        every value.
     precision : {"float64", "float32"}, default "float64"
         Arithmetic of the kernel tiles (sums always in float64); float32 is about twice as
         fast, at relative errors ~1e-7 per kernel value (see the module docstring).
@@ -243,7 +244,7 @@ def mmd(x: object, y: object, *, gamma: float | None = None, unbiased: bool = Tr
     chunk = check_positive_int("chunk", chunk)
     if precision not in PRECISIONS:
         raise InvalidInputError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    workers = (os.cpu_count() or 1) if workers is None else check_positive_int("workers", workers)
+    workers = thread_budget() if workers is None else check_positive_int("workers", workers)
     median, n_pairs, exact = None, 0, False
     if gamma is None:
         median, n_pairs, exact = _pooled_median(np.vstack([a, b]), max_pairs, seed)
