@@ -19,7 +19,10 @@ EXECUTED := book/executed
 WORKFLOW_VENV := $(VENV)/workflow
 WORKFLOW_STAMP := $(WORKFLOW_VENV)/.installed-$(shell cat requirements-workflow.lock requirements-pip.lock | sha256sum | cut -c1-12)
 JOBS ?= $(shell nproc)
-SNAKEMAKE = $(WORKFLOW_VENV)/bin/snakemake -s workflow/Snakefile --profile workflow/profiles/local -j $(JOBS)
+# workflow/guard.py: one run per checkout at a time (a second is refused), and the lock that a
+# killed Snakemake leaves behind is cleared, so a restarted `make book` just resumes
+SNAKEMAKE = $(WORKFLOW_VENV)/bin/python workflow/guard.py $(WORKFLOW_VENV)/bin/snakemake \
+	-s workflow/Snakefile --profile workflow/profiles/local -j $(JOBS)
 SMK_CONFIG = --config scale=$(SCALE) seed=$(SEED) python=$(CURDIR)/$(PY) $(if $(FORCE),force=1)
 SMK_FORCE = $(if $(FORCE),--forcerun notebook scorecard)
 # MathJax 3, served from the book itself (no CDN): the npm package, pinned and hash-checked,
@@ -101,7 +104,7 @@ check-html: env  ## open each built page in headless Chromium, offline: images, 
 	$(PY) tools/check_html.py _build/html $(if $(filter command line environment,$(origin SCALE)),--scale $(SCALE))
 
 lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
-	$(VENV)/bin/ruff check fusionlib tests benchmarks tools
+	$(VENV)/bin/ruff check fusionlib tests benchmarks tools workflow
 
 test: env data lint  ## lint + unit tests + every notebook at smoke scale
 	@$(PY) -m pytest -q; rc=$$?; \
