@@ -148,16 +148,18 @@ class Run:
         """``df`` ready to display in the book, captioned with ``title`` and this run's scale.
 
         Floats (also in columns of mixed type, and in the index) show ``digits`` decimals,
-        missing values a dash; the index is hidden unless ``index`` is true (pass it when the
-        index carries meaning, such as a claim id). Text is HTML-escaped; columns holding text are
-        left-aligned, numbers right-aligned.
+        missing values a dash (a column of whole numbers that a missing value turned into
+        floats shows whole numbers: 45222, not 45222.000); the index is hidden unless ``index``
+        is true (pass it when the index carries meaning, such as a claim id). Text is
+        HTML-escaped; columns holding text are left-aligned, numbers right-aligned.
 
         Returns
         -------
         pandas.io.formats.style.Styler
             Displays as an HTML table (the last expression of a cell, or ``display(...)``).
         """
-        styler = df.style.format(precision=digits, na_rep="–", escape="html")
+        styler = _with_integer_counts(df).style.format(precision=digits, na_rep="–",
+                                                        escape="html")
         styler = styler.format_index(precision=digits, escape="html", axis=0)
         styler = styler.format_index(precision=digits, escape="html", axis=1)
         if not index:
@@ -252,3 +254,21 @@ class Run:
         )
         atomic_write_json(self.results_dir / "provenance.json", record)
         return record
+
+
+def _with_integer_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each float column that has a missing value and otherwise only whole numbers
+    as a nullable integer column: pandas stores an integer column with a gap as floats (row
+    counts, kernel sizes, file sizes), which would display as ``45222.000``. For display only;
+    a float column without gaps is left as it is."""
+    out = df
+    for name in df.columns:
+        col = df[name]
+        if not isinstance(col, pd.Series) or col.dtype.kind != "f" or not col.isna().any():
+            continue
+        values = col.dropna()
+        if len(values) and (values == values.round()).all() and values.abs().max() < 2**53:
+            if out is df:
+                out = df.copy()
+            out[name] = col.astype("Int64")
+    return out

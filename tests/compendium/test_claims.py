@@ -129,3 +129,16 @@ def test_differs_reason_carries_the_known_cause():
     c = make_claim("x", "002", "T", "q", 0.5, 0.9, scale="cpu", experiment="e", tolerance=0.1,
                    why="CTGAN trained shorter")
     assert c.verdict == "differs" and "CTGAN trained shorter" in c.reason
+
+
+def test_table_shows_whole_number_columns_with_gaps_as_integers(tmp_path):
+    run = Run("t", scale="smoke", seed=0, results_dir=tmp_path)
+    df = pd.DataFrame({"name": ["a", "b"], "rows": [45222.0, None], "share": [0.25, None],
+                       "flags": [1.0, 0.0]})
+    html_text = run.table(df, "T").to_html()
+    assert ">45222<" in html_text and "45222.000" not in html_text  # a count with a gap
+    assert ">0.250<" in html_text  # a true fraction keeps its decimals
+    assert ">1.000<" in html_text and ">0.000<" in html_text  # no gap: left as floats
+    assert ">–<" in html_text
+    assert df["rows"].dtype.kind == "f"  # the caller's frame is not changed
+
