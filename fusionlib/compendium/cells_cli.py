@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="notebook whose runner key and status to include (repeatable)")
     sp.add_argument("--out", type=Path, default=None,
                     help="executed notebooks folder (default <repo>/book/executed)")
+    sp.add_argument("--no-status", action="store_true",
+                    help="cells and shard paths only, reading no shard (the per-job processes "
+                         "of cluster executors, which re-parse the workflow)")
     return p
 
 
@@ -107,17 +110,22 @@ def main(argv: list[str] | None = None) -> int:
             names = args.experiment or experiment_names()
             for n in names:
                 get_experiment(n)
-            rows = _cell_rows(names, args.scale, args.seed, root,
-                              args.command == "plan" or args.status)
-            if args.command == "plan":
+            plan = args.command == "plan"
+            status = not args.no_status if plan else args.status
+            rows = _cell_rows(names, args.scale, args.seed, root, status)
+            if plan:
                 notebooks = {}
                 for nb in args.notebook:
                     if not nb.is_file():
                         raise InvalidInputError(f"notebook {nb} not found")
-                    key, status = notebook_status(nb, args.scale, args.seed, args.out)
-                    notebooks[nb.stem] = {"key": key, "status": status}
+                    if status:
+                        key, nb_status = notebook_status(nb, args.scale, args.seed, args.out)
+                        notebooks[nb.stem] = {"key": key, "status": nb_status}
+                    else:
+                        notebooks[nb.stem] = {}
+                keys = {r["experiment"]: r["code_key"] for r in rows}  # computed once each
                 print(json.dumps({"scale": args.scale, "seed": args.seed, "root": str(root),
-                                  "cells": rows, "code_keys": {n: code_key(n) for n in names},
+                                  "cells": rows, "code_keys": keys,
                                   "notebooks": notebooks}, indent=1))
             elif args.format == "json":
                 print(json.dumps(rows, indent=1))

@@ -354,6 +354,13 @@ def test_cli_list_run_results(tmp_path, capsys):
     plan = json.loads(capsys.readouterr().out)
     assert plan["code_keys"]["fake_grid"] == C.code_key("fake_grid")
     assert len(plan["cells"]) == 4
+    assert {c["status"] for c in plan["cells"]} == {"done"}
+    # a cluster job's re-parse: the same cells and paths, no shard read
+    assert C.main(["plan", "--scale", "smoke", "--experiment", "fake_grid", "--no-status",
+                   *root]) == 0
+    quick = json.loads(capsys.readouterr().out)
+    assert [c["shard"] for c in quick["cells"]] == [c["shard"] for c in plan["cells"]]
+    assert not any("status" in c for c in quick["cells"])
 
 
 def test_real_experiments_list_their_cells(capsys):
