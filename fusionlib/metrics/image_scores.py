@@ -17,13 +17,15 @@ other features are *not* Inception scores and are never comparable to the publis
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 
 from fusionlib.checks import check_positive_int
 from fusionlib.errors import DataUnavailableError, InvalidInputError
 
 __all__ = ["feature_statistics", "frechet_distance", "frechet_from_features",
-           "inception_score", "torch_fidelity_scores"]
+           "inception_score", "require_torch_fidelity", "torch_fidelity_scores"]
 
 
 def _as_2d(name: str, x: object, min_rows: int = 2) -> np.ndarray:
@@ -101,6 +103,26 @@ def inception_score(probs: object, splits: int = 1, eps: float = 1e-12) -> tuple
     return float(np.mean(scores)), float(np.std(scores))
 
 
+def require_torch_fidelity() -> ModuleType:
+    """The ``torch_fidelity`` module (imported, nothing computed).
+
+    Raises
+    ------
+    DataUnavailableError
+        It is not importable here, naming the install that brings it.
+    """
+    try:
+        import torch_fidelity  # noqa: PLC0415  (optional GPU extra)
+    except Exception as exc:  # ImportError, or torchvision failing beside a CPU torch
+        why = f"{type(exc).__name__}: {exc}"
+        raise DataUnavailableError(
+            f"torch-fidelity is not importable here ({why}); it comes with the CUDA build "
+            "(`make env TORCH=cuda`: torch-fidelity 0.4.0 and torchvision 0.28.0 from "
+            "requirements-torch-cuda.lock) on a GPU runner with network access for the "
+            "Inception weights") from None
+    return torch_fidelity
+
+
 def torch_fidelity_scores(generated: object, real: object, *, device: str = "cuda",
                           batch_size: int = 200) -> dict[str, float]:
     """IS and FID through torch-fidelity's InceptionV3 (paper scale, GPU runners only).
@@ -115,15 +137,7 @@ def torch_fidelity_scores(generated: object, real: object, *, device: str = "cud
     DataUnavailableError
         torch-fidelity is not installed (the offline path uses classifier features instead).
     """
-    try:
-        import torch_fidelity  # noqa: PLC0415  (optional GPU extra)
-    except Exception as exc:  # ImportError, or torchvision failing beside a CPU torch
-        why = f"{type(exc).__name__}: {exc}"
-        raise DataUnavailableError(
-            f"torch-fidelity is not importable here ({why}); it comes with the CUDA build "
-            "(`make env TORCH=cuda`: torch-fidelity 0.4.0 and torchvision 0.28.0 from "
-            "requirements-torch-cuda.lock) on a GPU runner with network access for the "
-            "Inception weights") from None
+    torch_fidelity = require_torch_fidelity()
     import torch  # noqa: PLC0415
 
     class _Images(torch.utils.data.Dataset):

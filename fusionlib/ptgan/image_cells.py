@@ -166,7 +166,7 @@ def _paper_grid(scale: str, seed: int) -> list[Cell]:
 
 def _paper_compute(cell: Cell) -> Shard:
     from fusionlib.data.images import load_image_dataset
-    from fusionlib.metrics.image_scores import torch_fidelity_scores
+    from fusionlib.metrics.image_scores import require_torch_fidelity, torch_fidelity_scores
     from fusionlib.ptgan.image_step import ImageRunConfig
     from fusionlib.ptgan.images import resolve_device, train_image_run
 
@@ -174,13 +174,17 @@ def _paper_compute(cell: Cell) -> Shard:
     device = resolve_device("auto")
     try:
         real, _ = load_image_dataset(run.dataset, "train", limit=cell.config["n_eval"])
-        torch_fidelity_scores(real[:2], real[:2], device=device)  # importable and working?
     except (DataUnavailableError, DataIntegrityError) as exc:
         reason = f"not run: {exc}"
         return Shard(pd.DataFrame([_row(cell, "not run", reason)]), provisional=True)
     if device != "cuda":
         return Shard(pd.DataFrame([_row(cell, "not run", "needs a GPU runner (100k iterations "
                                         "of the full-width networks)")]), provisional=True)
+    try:
+        require_torch_fidelity()  # importable? (checked before any training)
+    except DataUnavailableError as exc:
+        return Shard(pd.DataFrame([_row(cell, "not run", f"not run: {exc}")]),
+                     provisional=True)
 
     def scorer(images: np.ndarray) -> dict:
         return torch_fidelity_scores(images, real, device=device)

@@ -16,6 +16,7 @@ from fusionlib.metrics.image_scores import (
     frechet_distance,
     frechet_from_features,
     inception_score,
+    require_torch_fidelity,
     torch_fidelity_scores,
 )
 
@@ -119,6 +120,8 @@ def test_torch_fidelity_absent_is_a_clear_error():
         with pytest.raises(DataUnavailableError, match="torch-fidelity"):
             torch_fidelity_scores(np.zeros((2, 3, 32, 32), np.uint8),
                                   np.zeros((2, 3, 32, 32), np.uint8))
+        with pytest.raises(DataUnavailableError, match="make env TORCH=cuda"):
+            require_torch_fidelity()
     else:  # pragma: no cover - GPU runners only
         pytest.skip("torch-fidelity is installed")
 
