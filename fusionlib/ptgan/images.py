@@ -55,6 +55,7 @@ class LossVarianceCallback:
     def __init__(self, data: torch.Tensor, *, seed: object, n_var: int = 500) -> None:
         self.data, self.seed, self.n_var = data, seed, check_positive_int("n_var", n_var)
         self._gen: torch.Generator | None = None
+        self._on_device: torch.Tensor | None = None  # ``data`` on the trainer's device, once
         self.records_: list[dict] = []
 
     @torch.no_grad()
@@ -63,7 +64,9 @@ class LossVarianceCallback:
         cfg = step.config
         if self._gen is None:
             self._gen = rng_mod.torch_generator(self.seed, "loss-variance", device=trainer.device)
-        data = self.data.to(trainer.device)
+        if self._on_device is None or self._on_device.device != torch.device(trainer.device):
+            self._on_device = self.data.to(trainer.device)
+        data = self._on_device
         losses, diffs = [], []
         with eval_mode(step.generator, step.critic):
             while sum(len(x) for x in losses) < self.n_var:
