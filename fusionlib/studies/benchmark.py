@@ -103,7 +103,7 @@ def make_generator(name: str, s: BenchSettings, *, seed: Any, columns: list[str]
     if name == "CIA match":
         from fusionlib.matching import HotDeckMatcher
 
-        return HotDeckMatcher(method="random")
+        return HotDeckMatcher(method="random", seed=seed_int(seed, "hotdeck"))
     if name == "FusionGAN":
         from fusionlib.fusion.synthesizer import FusionGAN
 
