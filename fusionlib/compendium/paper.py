@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fusionlib.compendium.verdicts import Estimate
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["PAPER_TABLES", "paper_table", "paper_table_info", "side_by_side",
@@ -90,15 +91,19 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
                    metrics: Sequence[str], tolerance: Mapping[str, float] | Callable,
                    keys: Sequence[str] = ("method", "overlap"), group: str = "dataset",
                    why: Callable[[dict, str], str] | None = None,
-                   not_comparable: Callable[[dict, str], str | None] | None = None
-                   ) -> pd.DataFrame:
+                   not_comparable: Callable[[dict, str], str | None] | None = None,
+                   estimates: Callable[[dict, str], tuple[Estimate, Estimate]] | None = None,
+                   kind: str = "result") -> pd.DataFrame:
     """One claim per (row, metric) of a :func:`side_by_side` table; empty paper cells skipped.
 
     ``tolerance`` maps a metric to its tolerance, or is ``f(row, metric) -> float``; ``why(row,
     metric)`` gives the known cause of a difference (added to the reason). Rows whose ``status``
-    is not "run" become "not run" claims with their ``reason``; so do cells for which
-    ``not_comparable(row, metric)`` returns a reason (a setting of this scale biases the metric,
-    so a verdict would rest on it). Returns one row per claim:
+    is not "run" become "not run" claims with their ``reason``; cells for which
+    ``not_comparable(row, metric)`` returns a reason become "not comparable" (the protocol at
+    this scale changes the quantity, or a setting of this scale biases the metric, so a verdict
+    would rest on it). ``estimates(row, metric)`` returns the paper's and our
+    :class:`~fusionlib.compendium.verdicts.Estimate` (value, standard error, repetitions);
+    without it both values are taken as exact. Returns one row per claim:
     ``group``, the keys, ``metric`` and ``verdict``.
     """
     verdicts = []
@@ -108,20 +113,21 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
             paper_v, ours_v = r[f"{m} paper"], r[f"{m} ours"]
             if pd.isna(paper_v):
                 continue
-            not_run, tol = None, None
-            biased = not_comparable(r, m) if not_comparable is not None else None
+            not_run, tol, biased = None, None, None
             if r.get("status", "run") != "run":
                 not_run = r.get("reason") or "not run at this scale"
-            elif biased:
-                not_run = f"not comparable at this scale: {biased}"
             else:
+                biased = not_comparable(r, m) if not_comparable is not None else None
                 tol = float(tolerance(r, m) if callable(tolerance) else tolerance[m])
                 if not np.isfinite(tol):
                     not_run, tol = "no tolerance at this scale (its noise floor is undefined)", None
+            paper_e, ours_e = (estimates(r, m) if estimates is not None and not_run is None
+                               else (float(paper_v), ours_v))
             claim_id = re.sub(r"[^A-Za-z0-9.-]+", "_", f"{seed_file}-{tag}-{r[group]}-{name}-{m}")
             c = run.claim(claim_id.strip("_"), seed_file, where, f"{r[group]}, {name}: {m}",
-                          float(paper_v), ours_v,
+                          paper_e, ours_e, kind=kind,
                           tolerance=None if tol is None else round(tol, 5), not_run=not_run,
+                          not_comparable=biased or None,
                           why=why(r, m) if why is not None else "")
             verdicts.append({group: r[group], **{k: r[k] for k in keys}, "metric": m,
                              "verdict": c.verdict})

@@ -223,17 +223,21 @@ class Run:
         paper: object,
         ours: object,
         *,
+        kind: str = "result",
         tolerance: float | None = None,
         verdict: str | None = None,
         reason: str = "",
         not_run: str | None = None,
+        not_comparable: str | None = None,
         why: str = "",
+        expect: str | None = None,
     ) -> Claim:
         """Register one scorecard row (see :func:`fusionlib.compendium.claims.make_claim`)."""
         c = make_claim(
             claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
-            experiment=self.name, tolerance=tolerance, verdict=verdict, reason=reason,
-            not_run=not_run, why=why,
+            experiment=self.name, kind=kind, tolerance=tolerance, verdict=verdict,
+            reason=reason, not_run=not_run, not_comparable=not_comparable, why=why,
+            expect=expect,
         )
         self._claims = [x for x in self._claims if x.claim_id != claim_id] + [c]
         return c

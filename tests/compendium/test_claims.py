@@ -11,6 +11,7 @@ from fusionlib.compendium.claims import (
     verdict_counts,
 )
 from fusionlib.compendium.run import Run
+from fusionlib.compendium.verdicts import Estimate
 from fusionlib.errors import InvalidInputError
 
 
@@ -22,15 +23,16 @@ def _claim(**kw):
 
 
 def test_claim_schema_has_the_documented_columns():
-    assert CLAIM_COLUMNS == ("claim_id", "seed_file", "where", "quantity", "paper", "ours",
-                             "scale", "verdict", "reason", "experiment", "tolerance")
+    assert CLAIM_COLUMNS == ("claim_id", "seed_file", "kind", "where", "quantity", "paper",
+                             "paper_se", "paper_n", "ours", "ours_se", "ours_n", "tolerance",
+                             "verdict", "reason", "test", "scale", "experiment")
 
 
 def test_verdict_is_computed_from_the_tolerance():
     assert _claim(ours=10.4, tolerance=0.5).verdict == "reproduced"
     differs = _claim(ours=11, tolerance=0.5)
     assert differs.verdict == "differs"
-    assert "tolerance" in differs.reason and "cpu" in differs.reason
+    assert "tolerance" in differs.reason and differs.scale == "cpu"
 
 
 def test_tolerance_is_two_sided():
@@ -45,10 +47,12 @@ def test_not_run_requires_a_reason():
 
 @pytest.mark.parametrize("kw, match", [
     (dict(seed_file="003"), "000, 001, 002"),
-    (dict(verdict="maybe", reason="x"), "reproduced, differs, not run"),
+    (dict(verdict="maybe", reason="x"), "reproduced, differs, inconclusive, not comparable"),
+    (dict(kind="opinion"), "result, setting, theory, extension"),
     (dict(scale="huge"), "smoke, cpu, paper"),
     (dict(tolerance=None), "explicit verdict"),
     (dict(paper="n/a"), "explicit verdict"),
+    (dict(expect="<<0"), "expect must be"),
 ])
 def test_bad_claims_are_refused_with_the_allowed_values(kw, match):
     with pytest.raises(InvalidInputError, match=match):
@@ -83,7 +87,7 @@ def test_run_writes_claims_and_provenance(tmp_path):
     cfg = run.pick(smoke=dict(n=1), cpu=dict(n=10), paper=dict(n=100))
     assert cfg == {"n": 1}
     run.save_table(pd.DataFrame({"a": [1]}), "t")
-    run.claim("001-F1-x", "001", "Figure 1", "modes", 8, 8, tolerance=0)
+    run.claim("001-F1-x", "001", "Figure 1", "modes", 8, 8, tolerance=0, kind="setting")
     record = run.finish()
     assert record["scale"] == "smoke" and record["seed"] == 3 and record["config"] == {"n": 1}
     assert {"git_commit", "versions", "device", "wall_time_s"} <= set(record)
@@ -142,3 +146,33 @@ def test_table_shows_whole_number_columns_with_gaps_as_integers(tmp_path):
     assert ">–<" in html_text
     assert df["rows"].dtype.kind == "f"  # the caller's frame is not changed
 
+
+
+def test_estimates_are_carried_into_the_row_and_decide_the_verdict():
+    # gap 0.01 with se hypot(0.004, 0.003) = 0.005 and tolerance 0.05: the 90 % interval
+    # 0.01 +- 1.645 * 0.005 = [0.0018, 0.0182] (normal: no df given) lies inside +-0.05
+    c = _claim(paper=Estimate(0.50, 0.003), ours=Estimate(0.51, 0.004, n=5), tolerance=0.05)
+    assert c.verdict == "reproduced" and c.paper_se == "0.003" and c.ours_n == "5"
+    assert "TOST" in c.test
+    # the same gap with se 0.1: inconclusive, not "differs"
+    c = _claim(paper=0.5, ours=Estimate(0.6, 0.1), tolerance=0.05)
+    assert c.verdict == "inconclusive" and "too uncertain" in c.reason
+
+
+def test_not_comparable_claims_name_the_reduction_and_compare_nothing():
+    c = _claim(ours=99, tolerance=0, not_comparable="3,000 of 57,000 iterations")
+    assert c.verdict == "not comparable" and "57,000" in c.reason
+    with pytest.raises(InvalidInputError, match="reason"):
+        _claim(not_comparable="  ")
+
+
+def test_direction_claims_through_make_claim():
+    c = _claim(paper="< 0", ours=Estimate(-0.3, 0.1, n=10, df=9), tolerance=None, expect="<0")
+    assert c.verdict == "reproduced"
+
+
+def test_smoke_scale_results_carry_no_evidence_but_settings_do():
+    c = _claim(scale="smoke", ours=11, tolerance=0.5)
+    assert c.verdict == "not comparable" and "'differs'" in c.reason
+    assert _claim(scale="smoke", kind="setting").verdict == "reproduced"
+    assert _claim(scale="smoke", ours=None, not_run="no data").verdict == "not run"

@@ -15,6 +15,7 @@ from fusionlib.compendium.paper import (
     side_by_side,
     tally,
 )
+from fusionlib.compendium.verdicts import Estimate
 from fusionlib.errors import InvalidInputError
 
 
@@ -104,4 +105,16 @@ def test_a_cell_biased_by_this_scale_is_not_compared():
     v = register_table(run, table, seed_file="002", tag="T", where="Table 7", metrics=["DM"],
                        tolerance={"DM": 0.05},
                        not_comparable=lambda r, m: "row cap" if m == "DM" else None)
-    assert list(v["verdict"]) == ["not run"] and "row cap" in run.made[0].reason
+    assert list(v["verdict"]) == ["not comparable"] and "row cap" in run.made[0].reason
+
+
+def test_register_table_uses_the_estimates_and_kind():
+    table = pd.DataFrame({"dataset": ["a"], "method": ["IGO"], "overlap": ["x"],
+                          "DM paper": [0.6], "DM ours": [0.7], "status": ["run"], "reason": [""]})
+    run = _FakeRun()
+    # gap 0.1 with se 0.2: far too uncertain for a tolerance of 0.05 -> inconclusive
+    v = register_table(run, table, seed_file="002", tag="T", where="Table 7", metrics=["DM"],
+                       tolerance={"DM": 0.05}, kind="extension",
+                       estimates=lambda r, m: (Estimate(0.6), Estimate(0.7, 0.2, n=3)))
+    assert list(v["verdict"]) == ["inconclusive"]
+    assert run.made[0].kind == "extension" and run.made[0].ours_se == "0.2"
