@@ -41,7 +41,11 @@ CONCLUSION_COLUMNS: tuple[str, ...] = ("conclusion_id", "seed_file", "statement"
 
 def load_conclusions(path: str | Path = CONCLUSIONS) -> pd.DataFrame:
     """The conclusions table, validated (columns, rules, ids, patterns)."""
-    table = pd.read_csv(path, dtype=str, keep_default_na=False, comment="#")
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.ParserError as err:
+        raise InvalidInputError(f"{path}: not a valid CSV ({err}); quote fields that hold "
+                                "commas") from err
     if tuple(table.columns) != CONCLUSION_COLUMNS:
         raise InvalidInputError(f"{path}: columns {list(table.columns)}; expected "
                                 f"{list(CONCLUSION_COLUMNS)}")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from fusionlib.compendium.scales import SCALES, validate_scale
+from fusionlib.compendium.summary import dress_chapter, fold_code
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_json
 
@@ -44,6 +45,11 @@ REPO = PACKAGE.parent
 SCORECARD = "scorecard"
 #: the pinned environment: a change of any pin re-runs every notebook
 ENVIRONMENT_FILES = (REPO / "requirements.lock", REPO / "pyproject.toml")
+#: what the runner itself adds to an executed chapter (its opening box, folded code): a change
+#: of any of these re-runs the notebooks
+DRESSING_FILES = tuple(PACKAGE / "compendium" / f for f in (
+    "runner.py", "summary.py", "conclusions.py", "verdicts.py", "chapters.csv",
+    "conclusions.csv"))
 #: tags of the cells the book hides: the notebook's defaults and papermill's injected values
 PARAMETER_TAGS = ("parameters", "injected-parameters")
 _CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
@@ -117,7 +123,7 @@ def notebook_key(path: Path, scale: str, params: dict | None = None,
     for rel in fusionlib_dependencies(text):
         h.update(rel.encode())
         h.update((PACKAGE / rel).read_bytes())
-    for f in ENVIRONMENT_FILES:
+    for f in ENVIRONMENT_FILES + DRESSING_FILES:
         h.update(f.read_bytes() if f.is_file() else b"<absent>")
     for f in extra or []:
         h.update(str(f).encode())
@@ -161,6 +167,10 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
         progress_bar=False, execution_timeout=timeout, report_mode=False,
     )
     hide_parameter_cells(executed)
+    if path.stem == SCORECARD:
+        fold_code(executed)
+    else:  # the answer first: the opening box from the chapter's claims, code folded
+        dress_chapter(executed, path.stem, partial, scale)
     nbformat.write(executed, str(failed))
     target = out_dir / f"{path.stem}.ipynb"
     old = out_dir.resolve() / f".{path.stem}.old"

@@ -130,12 +130,15 @@ def test_executed_notebook_hides_parameter_and_injected_cells(tmp_path):
     executed = nbformat.read(out / "tiny.ipynb", as_version=4)
     by_tag = {t: "remove-cell" in tags for tags in _tags(executed) for t in tags
               if t != "remove-cell"}
-    assert by_tag == {"parameters": True, "injected-parameters": True}
+    assert by_tag == {"parameters": True, "injected-parameters": True,
+                      "chapter-summary": False, "hide-input": False}
+    assert executed.cells[1].metadata["tags"] == ["chapter-summary"]  # the box under the title
     injected = next(c for c in executed.cells
                     if "injected-parameters" in c.metadata.get("tags", []))
     assert str(tmp_path) in injected.source  # the machine's path is in it: hence hidden
-    body = [c for c in executed.cells if c.cell_type == "code" and not c.metadata.get("tags")]
-    assert len(body) == 1 and "out.txt" in body[0].source  # the body stays visible
+    body = [c for c in executed.cells if c.cell_type == "code"
+            and c.metadata.get("tags") == ["hide-input"]]
+    assert len(body) == 1 and "out.txt" in body[0].source  # the body is folded, not removed
 
 
 SLOW = """

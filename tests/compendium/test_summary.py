@@ -1,0 +1,79 @@
+"""The opening box of every chapter, and folded code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from fusionlib.compendium.claims import claims_frame, make_claim
+from fusionlib.compendium.summary import (
+    SUMMARY_CLASS,
+    chapter_summary,
+    fold_code,
+    insert_summary,
+    load_chapters,
+)
+from fusionlib.errors import InvalidInputError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _claims():
+    return claims_frame([
+        make_claim("001-T3-rank-adult-rf", "001", "Table 3", "q", "<0", -0.02, scale="cpu",
+                   experiment="ptgan_tabular", expect="<0"),
+        make_claim("001-T3-adult-x", "001", "Table 3", "q", 0.1, 0.5, scale="cpu",
+                   experiment="ptgan_tabular", tolerance=0.01,
+                   not_comparable="3,000 of 57,000 iterations"),
+        make_claim("001-T9-width", "001", "Table 9", "q", 64, 64, scale="cpu",
+                   experiment="ptgan_tabular", tolerance=0, kind="setting"),
+    ])
+
+
+def test_every_chapter_of_the_book_has_a_row():
+    chapters = set(load_chapters().index)
+    notebooks = {p.stem for p in (REPO / "notebooks").glob("*.md")} - {"scorecard"}
+    assert notebooks <= chapters, f"add rows to chapters.csv for {notebooks - chapters}"
+
+
+def test_summary_counts_verdicts_by_kind_and_names_the_scale():
+    text = chapter_summary("ptgan_tabular", _claims(), "cpu")
+    assert f":class: {SUMMARY_CLASS}" in text and "scale `cpu`" in text
+    assert "2 checks of the paper's results" in text
+    assert "1 reproduced" in text and "1 not comparable" in text
+    assert "1 setting" in text
+    assert 'href="scorecard.html#chapter-ptgan_tabular"' in text
+    # the conclusion about Table 3 is listed with the verdict from this chapter's claims
+    assert "PTGAN (PT+CP) gives lower S_T than MP" in text
+
+
+def test_insert_summary_goes_after_the_title_and_splits_the_title_cell():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title\n\nIntro text."),
+                nbformat.v4.new_code_cell("x = 1")]
+    insert_summary(nb, "BOX")
+    assert [c.source for c in nb.cells] == ["# Title", "BOX", "Intro text.", "x = 1"]
+    insert_summary(nb, "BOX2")  # again: one box, replaced
+    assert [c.source for c in nb.cells].count("BOX") == 0
+    assert [c.source for c in nb.cells][:2] == ["# Title", "BOX2"]
+
+
+def test_insert_summary_needs_a_title():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("no title")]
+    with pytest.raises(InvalidInputError, match="title"):
+        insert_summary(nb, "BOX")
+
+
+def test_fold_code_leaves_removed_and_hidden_cells_alone():
+    nb = nbformat.v4.new_notebook()
+    cells = [nbformat.v4.new_code_cell("a"), nbformat.v4.new_code_cell("b"),
+             nbformat.v4.new_code_cell("c"), nbformat.v4.new_markdown_cell("m")]
+    cells[1].metadata["tags"] = ["remove-cell"]
+    cells[2].metadata["tags"] = ["hide-input"]
+    nb.cells = cells
+    assert fold_code(nb) == 1 and fold_code(nb) == 0
+    assert nb.cells[0].metadata["tags"] == ["hide-input"]
+    assert nb.cells[1].metadata["tags"] == ["remove-cell"]
