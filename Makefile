@@ -32,7 +32,7 @@ MATHJAX_SHA256 := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c
 MATHJAX_DIR := .cache/mathjax
 MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
-.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells
+.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells claim stability
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -92,6 +92,26 @@ mathjax: $(MATHJAX_STAMP)  ## fetch the pinned MathJax 3 from npm once (the book
 book: check-scale env data mathjax workflow-env  ## cells, changed notebooks, then the HTML (strict), JOBS at a time
 	$(SNAKEMAKE) all $(SMK_FORCE) $(SMK_CONFIG)
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
+
+claim: check-scale env data workflow-env  ## recompute one claim (its cells and chapter) and print its row: make claim ID=...
+	@test -n "$(ID)" || { echo "error: name the claim: make claim ID=<claim id> (ids: the scorecard page, or book/executed/scorecard/all_claims.csv)" >&2; exit 2; }
+	@chapter=$$($(PY) -m fusionlib.compendium.recompute locate '$(ID)') || exit 2; \
+	echo "claim $(ID): chapter $$chapter (scale $(SCALE), seed $(SEED))"; \
+	$(SNAKEMAKE) $(EXECUTED)/$$chapter.ipynb --forcerun notebook --config scale=$(SCALE) seed=$(SEED) python=$(CURDIR)/$(PY) force=1 && \
+	$(PY) -m fusionlib.compendium.recompute show '$(ID)'
+
+# make stability: every chapter at each root seed of SEEDS (the book's own seed reuses
+# book/executed; the others go to results/stability/<scale>/seed-<s>), then each claim's verdict
+# per seed in results/stability/<scale>/stability.csv, which the scorecard shows
+SEEDS ?= 0 1 2
+stability: check-scale env data workflow-env  ## verdict of every claim at each root seed of SEEDS (default "0 1 2"); the scorecard marks those that flip
+	@for s in $(SEEDS); do case $$s in ''|*[!0-9]*) echo "error: SEEDS must be integers >= 0, got '$$s'" >&2; exit 2;; esac; done
+	@set -e; dirs=""; for s in $(SEEDS); do \
+	  if [ "$$s" = "$(SEED)" ]; then out=$(EXECUTED); else out=results/stability/$(SCALE)/seed-$$s; fi; \
+	  echo "== stability: chapters at scale $(SCALE), root seed $$s -> $$out"; \
+	  $(SNAKEMAKE) notebooks --config scale=$(SCALE) seed=$$s python=$(CURDIR)/$(PY) executed=$$out; \
+	  dirs="$$dirs --seed-dir $$s=$$out"; done; \
+	$(PY) -m fusionlib.compendium.stability --scale $(SCALE) $$dirs
 
 # SCALE given on the command line or in the environment: every chapter must be labelled with it
 check-html: env  ## open each built page in headless Chromium, offline: images, errors, TeX, scale

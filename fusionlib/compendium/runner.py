@@ -198,6 +198,12 @@ def hide_parameter_cells(nb: Any) -> int:
     return hidden
 
 
+def _scorecard_inputs(out_dir: Path, scale: str) -> list[Path]:
+    """What the scorecard reads besides code: every chapter's claims, the seed-stability table."""
+    stability = REPO / "results" / "stability" / scale / "stability.csv"
+    return sorted(out_dir.glob("*/claims.csv")) + [stability, stability.with_suffix(".json")]
+
+
 def _stamp_path(out_dir: Path, stem: str) -> Path:
     return out_dir / f"{stem}.stamp.json"
 
@@ -213,7 +219,7 @@ def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = F
     for path in notebooks:
         extra = None
         if path.stem == SCORECARD:
-            extra = sorted(out_dir.glob("*/claims.csv"))
+            extra = _scorecard_inputs(out_dir, scale)
         key = notebook_key(path, scale, params, extra)
         stamp = _stamp_path(out_dir, path.stem)
         if not force and stamp.is_file() and (out_dir / f"{path.stem}.ipynb").is_file():
@@ -234,7 +240,7 @@ def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = F
             continue
         wall = time.perf_counter() - t0
         if path.stem == SCORECARD:  # key on the claims as they are after the run
-            key = notebook_key(path, scale, params, sorted(out_dir.glob("*/claims.csv")))
+            key = notebook_key(path, scale, params, _scorecard_inputs(out_dir, scale))
         atomic_write_json(stamp, {"key": key, "scale": scale, "wall_s": round(wall, 1)})
         status[path.stem] = "ran"
         print(f"[notebooks] {path.stem}: done in {wall:.1f} s", flush=True)

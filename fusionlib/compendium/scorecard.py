@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from fusionlib.compendium.claims import read_claims
+from fusionlib.compendium.claims import read_claims, verdict_counts
+from fusionlib.compendium.verdicts import COUNTED_KINDS, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "inventory_status",
-           "coverage_summary"]
+           "unmapped_claims", "kind_counts", "coverage_summary"]
 
 INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
 #: declared statuses of items without claims; "checked" is computed from the claims
@@ -56,25 +57,46 @@ def _refers(where: pd.Series, label: str) -> pd.Series:
 def inventory_status(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
     """The inventory with ``status`` computed and claim counts per verdict.
 
-    An item is "checked" when a claim of its seed names its label in ``where`` (``"Figure 1 /
-    Figure 9"`` names both); otherwise it keeps its declared status, except that an item
-    declared "checked" without any claim in this build becomes "not run".
+    An item is "checked" when a claim of its seed of kind ``result`` or ``theory`` names its
+    label in ``where`` (``"Figure 1 / Figure 9"`` names both) *and computed something* (its
+    verdict is not "not run"): settings echoed back and our extensions do not make an item
+    checked. Otherwise the item keeps its declared status, except that an item declared
+    "checked" without such a claim in this build becomes "not run". The counts cover every
+    claim naming the item, of any kind.
     """
     out = inventory.copy()
-    counts = {v: [] for v in ("claims", "reproduced", "differs", "not run")}
+    counts: dict[str, list[int]] = {v: [] for v in ("claims", *VERDICTS)}
     status = []
     for item in out.itertuples():
         mine = claims[(claims["seed_file"] == item.seed_file)
                       & _refers(claims["where"], item.label)] if len(claims) else claims
         counts["claims"].append(len(mine))
-        for v in ("reproduced", "differs", "not run"):
+        for v in VERDICTS:
             counts[v].append(int((mine["verdict"] == v).sum()) if len(mine) else 0)
+        computed = (mine["kind"].isin(COUNTED_KINDS) & (mine["verdict"] != "not run")).any() \
+            if len(mine) else False
         declared = "not run" if item.status == "checked" else item.status
-        status.append("checked" if len(mine) else declared)
+        status.append("checked" if computed else declared)
     out["status"] = status
     for k, v in counts.items():
         out[k] = v
     return out
+
+
+def unmapped_claims(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims whose ``where`` names no inventory item of their seed (there must be none:
+    every claim belongs to an item of the papers, or to an extension listed in the inventory)."""
+    if not len(claims):
+        return claims
+    mapped = pd.Series(False, index=claims.index)
+    for item in inventory.itertuples():
+        mapped |= (claims["seed_file"] == item.seed_file) & _refers(claims["where"], item.label)
+    return claims[~mapped]
+
+
+def kind_counts(claims: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper, kind and verdict (every verdict a column)."""
+    return verdict_counts(claims, ["seed_file", "kind"]) if len(claims) else pd.DataFrame()
 
 
 def coverage_summary(status: pd.DataFrame) -> pd.DataFrame:

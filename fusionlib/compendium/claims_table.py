@@ -1,0 +1,167 @@
+"""The scorecard's table of every claim: compact, filterable, sortable and searchable offline.
+
+:func:`claims_widget` returns one self-contained HTML fragment (the claims as JSON, a few lines
+of CSS and plain JavaScript; no library, no network) that shows a page of claims at a time with
+the verdict and a short reason first, the details of a claim on a click, filters by paper,
+chapter, verdict, kind and scale, a search box and sortable columns. Every claim has a stable
+anchor, ``#claim-<claim id>``, and every chapter one, ``#chapter-<chapter>``: opening the page
+at such an anchor filters the table to it (chapters link to their claims that way).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pandas as pd
+
+from fusionlib.compendium.claims import PAPERS
+from fusionlib.compendium.summary import MARKS
+
+__all__ = ["claims_widget", "recompute_command", "SHORT"]
+
+#: characters of a reason or quantity shown before "more"
+SHORT = 90
+
+
+def recompute_command(claim_id: str) -> str:
+    """The one command that recomputes a claim (its cells and its chapter) and prints its row."""
+    return f"make claim ID={claim_id}"
+
+
+def _value(v: str, se: str, n: str) -> str:
+    if v in ("", "nan"):
+        return "–"
+    out = v
+    if se not in ("", "0"):
+        out += f" ± {se}"
+    if n:
+        out += f" (n={n})"
+    return out
+
+
+def _records(claims: pd.DataFrame, stability: pd.DataFrame | None) -> list[dict]:
+    flips = {}
+    if stability is not None and len(stability):
+        flips = dict(zip(stability["claim_id"], stability["stability"], strict=True))
+    rows = []
+    for c in claims.itertuples():
+        rows.append({
+            "id": c.claim_id, "paper": PAPERS.get(c.seed_file, c.seed_file),
+            "chapter": c.experiment, "kind": c.kind, "where": c.where, "q": c.quantity,
+            "p": _value(c.paper, c.paper_se, c.paper_n), "o": _value(c.ours, c.ours_se, c.ours_n),
+            "tol": c.tolerance, "v": c.verdict, "m": MARKS.get(c.verdict, ""),
+            "r": c.reason, "t": c.test, "s": c.scale, "seeds": flips.get(c.claim_id, ""),
+            "cmd": recompute_command(c.claim_id),
+        })
+    return rows
+
+
+_CSS = """
+.ct-controls{display:flex;flex-wrap:wrap;gap:.4em .8em;align-items:center;margin:.5em 0}
+.ct-controls select,.ct-controls input{font-size:.9em;max-width:14em}
+.ct-wrap{overflow-x:auto;max-width:100%}
+table.ct{border-collapse:collapse;width:100%;font-size:.88em;table-layout:auto}
+table.ct th{cursor:pointer;text-align:left;border-bottom:2px solid #999;padding:.2em .4em;
+ white-space:nowrap}
+table.ct td{border-bottom:1px solid #ddd;padding:.2em .4em;vertical-align:top}
+table.ct td.ct-v{white-space:nowrap;font-weight:600}
+table.ct tr.ct-row{cursor:pointer}
+table.ct tr.ct-row:hover{background:#f4f6fa}
+table.ct tr.ct-detail td{background:#fafafa;font-size:.95em}
+table.ct code{white-space:pre-wrap;word-break:break-all}
+.ct-reproduced{color:#1a7f37}.ct-differs{color:#b42318}.ct-inconclusive{color:#9a6700}
+.ct-not-comparable{color:#6e4cc2}.ct-not-run{color:#666}
+.ct-pager{margin:.4em 0;display:flex;gap:.6em;align-items:center}
+@media (max-width:700px){table.ct .ct-narrow-hide{display:none}}
+"""
+
+_JS = r"""
+(function(){
+const root=document.getElementById("%(uid)s");const data=JSON.parse(
+ document.getElementById("%(uid)s-data").textContent);
+const per=%(per_page)d;let page=0,sortKey=null,sortDir=1,open=null;
+const sel={};["paper","chapter","v","kind","s"].forEach(k=>{sel[k]=root.querySelector(
+ "[data-f='"+k+"']");const vals=[...new Set(data.map(r=>r[k]))].sort();
+ vals.forEach(v=>{const o=document.createElement("option");o.value=v;o.textContent=v;
+ sel[k].appendChild(o);});sel[k].addEventListener("change",()=>{page=0;draw();});});
+const q=root.querySelector(".ct-q");q.addEventListener("input",()=>{page=0;draw();});
+const flipped=root.querySelector(".ct-flip");
+if(flipped){flipped.addEventListener("change",()=>{page=0;draw();});}
+const esc=s=>String(s).replace(/[&<>"]/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",
+ '"':"&quot;"}[c]));
+const short=s=>s.length>%(short)d?esc(s.slice(0,%(short)d))+"…":esc(s);
+function rows(){const t=q.value.toLowerCase();return data.filter(r=>
+ Object.keys(sel).every(k=>!sel[k].value||r[k]===sel[k].value)&&
+ (!flipped||!flipped.checked||r.seeds.startsWith("flips"))&&
+ (!t||(r.id+" "+r.q+" "+r.r+" "+r.where).toLowerCase().includes(t)));}
+function draw(){let rs=rows();if(sortKey){rs=rs.slice().sort((a,b)=>
+ String(a[sortKey]).localeCompare(String(b[sortKey]),undefined,{numeric:true})*sortDir);}
+ const n=rs.length,pages=Math.max(1,Math.ceil(n/per));page=Math.min(page,pages-1);
+ const body=root.querySelector("tbody");body.innerHTML="";
+ rs.slice(page*per,page*per+per).forEach(r=>{const tr=document.createElement("tr");
+  tr.className="ct-row";tr.id="claim-"+r.id;
+  tr.innerHTML="<td class='ct-v ct-"+r.v.replace(" ","-")+"'>"+r.m+" "+esc(r.v)+"</td>"+
+  "<td><a href='#claim-"+encodeURIComponent(r.id)+"'>"+esc(r.id)+"</a></td>"+
+  "<td class='ct-narrow-hide'>"+esc(r.chapter)+"</td><td class='ct-narrow-hide'>"+
+  esc(r.where)+"</td><td>"+short(r.q)+"</td><td>"+esc(r.p)+"</td><td>"+esc(r.o)+
+  "</td><td class='ct-narrow-hide'>"+short(r.r)+"</td>";
+  tr.addEventListener("click",e=>{if(e.target.tagName==="A")return;
+   open=(open===r.id)?null:r.id;draw();});body.appendChild(tr);
+  if(open===r.id){const d=document.createElement("tr");d.className="ct-detail";
+   d.innerHTML="<td colspan='8'><b>"+esc(r.q)+"</b><br>paper: "+esc(r.p)+
+   " · ours: "+esc(r.o)+(r.tol?" · tolerance "+esc(r.tol):"")+"<br>kind: "+esc(r.kind)+
+   " · scale: "+esc(r.s)+" · test: "+esc(r.t)+(r.r?"<br>reason: "+esc(r.r):"")+
+   (r.seeds?"<br>across seeds: "+esc(r.seeds):"")+
+   "<br>recompute: <code>"+esc(r.cmd)+"</code></td>";body.appendChild(d);}});
+ root.querySelector(".ct-count").textContent=n+" of "+data.length+" claims";
+ root.querySelector(".ct-page").textContent="page "+(page+1)+" of "+pages;}
+root.querySelectorAll("th[data-k]").forEach(th=>th.addEventListener("click",()=>{
+ const k=th.dataset.k;sortDir=(sortKey===k)?-sortDir:1;sortKey=k;draw();}));
+root.querySelector(".ct-prev").addEventListener("click",()=>{page=Math.max(0,page-1);draw();});
+root.querySelector(".ct-next").addEventListener("click",()=>{page=page+1;draw();});
+function fromHash(){const h=decodeURIComponent(location.hash||"");
+ if(h.startsWith("#claim-")){const id=h.slice(7);q.value=id;open=id;page=0;draw();
+  root.scrollIntoView();}
+ else if(h.startsWith("#chapter-")){sel.chapter.value=h.slice(9);q.value="";page=0;draw();
+  root.scrollIntoView();}}
+window.addEventListener("hashchange",fromHash);draw();fromHash();
+})();
+"""
+
+
+def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None,
+                  per_page: int = 25, uid: str = "claims-table") -> str:
+    """The HTML fragment of the claims table (see the module text).
+
+    ``stability`` (columns ``claim_id``, ``stability``: "stable", "flips: ...") adds a filter
+    for the claims whose verdict changes with the root seed.
+    """
+    data = json.dumps(_records(claims, stability), ensure_ascii=False).replace("</", "<\\/")
+    chapters = sorted(set(claims["experiment"])) if len(claims) else []
+    anchors = "".join(f'<span id="chapter-{html.escape(c)}"></span>' for c in chapters)
+    flip = ('<label><input type="checkbox" class="ct-flip"> only claims whose verdict flips '
+            'with the seed</label>' if stability is not None and len(stability) else "")
+    labels = [("v", "verdict"), ("id", "claim"), ("chapter", "chapter"), ("where", "where"),
+              ("q", "quantity"), ("p", "paper"), ("o", "ours"), ("r", "reason")]
+    narrow = {"chapter", "where", "r"}
+    head = "".join(
+        f'<th data-k="{k}"{" class=ct-narrow-hide" if k in narrow else ""}>{t}</th>'
+        for k, t in labels)
+    filters = "".join(
+        f'<label>{t} <select data-f="{k}"><option value="">all</option></select></label>'
+        for k, t in (("paper", "paper"), ("chapter", "chapter"), ("v", "verdict"),
+                     ("kind", "kind"), ("s", "scale")))
+    return (f"<style>{_CSS}</style><div id=\"{uid}\">{anchors}"
+            f'<div class="ct-controls">{filters}<input class="ct-q" type="search" '
+            f'placeholder="search id, quantity, reason" aria-label="search claims">{flip}'
+            f'<span class="ct-count"></span></div>'
+            f'<div class="ct-wrap"><table class="ct"><thead><tr>{head}</tr></thead>'
+            f"<tbody></tbody></table></div>"
+            f'<div class="ct-pager"><button class="ct-prev" type="button">previous</button>'
+            f'<span class="ct-page"></span><button class="ct-next" type="button">next</button>'
+            f"<span>(click a row for its details and the command that recomputes it; click a "
+            f"column to sort)</span></div>"
+            f'<script type="application/json" id="{uid}-data">{data}</script>'
+            f"<script>{_JS % {'uid': uid, 'per_page': per_page, 'short': SHORT}}</script>"
+            "</div>")
