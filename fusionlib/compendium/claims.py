@@ -204,6 +204,11 @@ def make_claim(
             f"{', '.join(VERDICTS)}")
     if not_run is not None and not str(not_run).strip():
         raise InvalidInputError(f"claim {claim_id}: not_run needs a reason")
+    if not_run is not None and isinstance(ours, (int, float, Estimate)) \
+            and not isinstance(ours, bool) and as_estimate(ours).defined:
+        raise InvalidInputError(
+            f"claim {claim_id}: 'not run' with a value of ours ({ours!r}); a claim that computed "
+            "something is 'not comparable' (name the reduction) or decided by its rule")
     if not_comparable is not None and not str(not_comparable).strip():
         raise InvalidInputError(f"claim {claim_id}: not_comparable needs a reason")
     if verdict not in (None, "reproduced") and not reason.strip():

@@ -247,6 +247,17 @@ class Run:
         """The claims registered so far, as a DataFrame."""
         return claims_frame(self._claims)
 
+    def claims_table(self, *, per_page: int = 10) -> Any:
+        """The claims registered so far as the scorecard's compact table (verdict first, short
+        reasons, details and the recompute command on a click, filters, search); displays as
+        HTML. Use it instead of a plain table of ``run.claims``."""
+        from IPython.display import HTML
+
+        from fusionlib.compendium.claims_table import claims_widget
+
+        return HTML(claims_widget(self.claims, per_page=per_page,
+                                  uid=f"claims-{self.name}".replace("_", "-")))
+
     def finish(self) -> dict[str, Any]:
         """Write ``claims.csv`` and ``provenance.json``; return the provenance record."""
         frame = claims_frame(self._claims)

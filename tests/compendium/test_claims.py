@@ -176,3 +176,18 @@ def test_smoke_scale_results_carry_no_evidence_but_settings_do():
     assert c.verdict == "not comparable" and "'differs'" in c.reason
     assert _claim(scale="smoke", kind="setting").verdict == "reproduced"
     assert _claim(scale="smoke", ours=None, not_run="no data").verdict == "not run"
+
+
+def test_not_run_with_a_value_of_ours_is_refused():
+    with pytest.raises(InvalidInputError, match="not comparable"):
+        _claim(ours=0.4, not_run="paper scale only")
+    assert _claim(ours=float("nan"), not_run="paper scale only").verdict == "not run"
+    assert _claim(ours="n/a", not_run="no data").verdict == "not run"
+
+
+def test_run_claims_table_is_the_compact_widget(tmp_path):
+    run = Run("ptgan_x", scale="cpu", seed=0, results_dir=tmp_path)
+    run.claim("001-F1-x", "001", "Figure 1", "modes", 8, 8, tolerance=0, kind="setting")
+    html_text = run.claims_table().data
+    assert 'id="claims-ptgan-x"' in html_text and "001-F1-x" in html_text
+    assert "make claim ID=001-F1-x" in html_text

@@ -1,0 +1,51 @@
+"""The scorecard's claims table: one self-contained HTML fragment with the claims as JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+from fusionlib.compendium.claims import claims_frame, make_claim
+from fusionlib.compendium.claims_table import claims_widget, recompute_command
+from fusionlib.compendium.verdicts import Estimate
+
+
+def _claims():
+    return claims_frame([
+        make_claim("001-T3-a", "001", "Table 3", "S_T </script><b>", 0.02,
+                   Estimate(0.05, 0.01, n=10), scale="cpu", experiment="ptgan_tabular",
+                   tolerance=0.01),
+        make_claim("000-C-latent", "000", "Section C", "latent", 32, 32, scale="cpu",
+                   experiment="fusiongan", tolerance=0, kind="setting"),
+    ])
+
+
+def _data(html_text, uid="claims-table"):
+    m = re.search(rf'<script type="application/json" id="{uid}-data">(.*?)</script>',
+                  html_text, re.S)
+    return json.loads(m.group(1))
+
+
+def test_records_carry_values_with_uncertainty_and_the_command():
+    html_text = claims_widget(_claims())
+    rows = {r["id"]: r for r in _data(html_text)}
+    assert rows["001-T3-a"]["o"] == "0.05 ± 0.01 (n=10)" and rows["001-T3-a"]["p"] == "0.02"
+    assert rows["000-C-latent"]["paper"] == "FusionGAN" and rows["000-C-latent"]["m"] == "✓"
+    assert rows["001-T3-a"]["cmd"] == recompute_command("001-T3-a") == "make claim ID=001-T3-a"
+
+
+def test_text_cannot_close_the_script_and_chapters_get_anchors():
+    html_text = claims_widget(_claims())
+    assert html_text.count("</script>") == 2  # the JSON and the code; the quantity is escaped
+    assert 'id="chapter-ptgan_tabular"' in html_text and 'id="chapter-fusiongan"' in html_text
+
+
+def test_stability_adds_the_flip_filter():
+    stab = pd.DataFrame({"claim_id": ["001-T3-a", "000-C-latent"],
+                         "stability": ["flips: differs at seed 1", "stable"]})
+    html_text = claims_widget(_claims(), stability=stab)
+    assert "class=\"ct-flip\"" in html_text
+    assert {r["id"]: r["seeds"] for r in _data(html_text)}["001-T3-a"].startswith("flips")
+    assert "class=\"ct-flip\"" not in claims_widget(_claims())
