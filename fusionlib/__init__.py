@@ -1,13 +1,20 @@
-"""fusionlib: the tested package behind the data-fusion / PTGAN / fairness-testing compendium.
+"""fusionlib: the tested package behind the compendium reproducing FusionGAN, PTGAN and fairness
+testing from separate datasets.
 
-Subpackages
------------
-data        dataset registry, hash-verified provisioning and loaders
-encoding    reversible table encodings (PTGAN tabular encoding)
-experiment  the ``Run`` object notebooks use: scales, results, provenance, claims
-claims      the reproduction-scorecard table
-fairtest    joint-distribution estimators and metrics of seed 002
-gan         PTGAN engine (losses, penalties, tempering, trainer) of seed 001
+Subpackages, floor by floor (a module imports only from its own floor or below; the papers never
+import each other; ``tests/test_layers.py`` checks both):
+
+studies      across the papers: the identification study, one benchmark of every generator
+fusion       FusionGAN (its technical appendix): synthesizer, weighting, DP, calibration
+ptgan        PTGAN: tempering, coherency penalty, toys, variance, tables, FairPTGAN, images
+fairtest     fairness testing from separate datasets: joint estimators, protocol, bounds
+gan          the shared GAN engine: networks, heads, losses, penalties, training steps, trainer
+metrics      shared metrics: fidelity, coverage, MMD, fairness, image scores, privacy
+matching     statistical matching (hot-deck) and Frechet/correlation bounds
+compendium   Run, claims and verdicts, conclusions, the scorecard, cells, the notebook runner
+data         dataset registry, hash-verified provisioning and loaders, ``SourceSet``
+encoding     reversible table encodings
+errors io rng checks threads   error types, atomic writes, seed streams, input checks, threads
 """
 
 from fusionlib.errors import (
