@@ -1,10 +1,11 @@
-"""Sharp bounds on DI, AOD and EOD from two tables (seed 002, Section 6, "future work").
+"""Sharp bounds on DI, DP, AOD and EOD from two tables (seed 002, Section 6, "future work").
 
 Seed 002 audits a classifier ``Yhat = f(internal features)`` trained on the *internal* table
 (overlap ``O``, features, label ``Y``) for fairness with respect to a protected attribute ``A``
 held only by the *external* table (``O`` and ``A``). Its estimators pick one joint distribution
 by a structural assumption; this module instead returns the lowest and highest value of each
-metric over **every** joint distribution consistent with both tables.
+metric over **every** joint distribution consistent with both tables. This is our extension
+(the paper names it as future work and computes no bounds).
 
 Reduction (why the problem is small). Every metric depends on the joint only through
 ``p(g, y, yhat)`` (``g`` = privileged indicator of ``A``). Let ``q(o, y, yhat)`` be the internal
@@ -13,49 +14,65 @@ and ``r(o, g)`` the external one's. The joints consistent with both tables, proj
 ``(o, g, y, yhat)``, are exactly the couplings ``pi(o, g, y, yhat) >= 0`` with
 ``sum_g pi = q`` and ``sum_{y, yhat} pi = r``: any such ``pi`` lifts to a full joint by drawing the
 remaining internal columns given ``(o, y, yhat)`` and the external ones given ``(o, g)``. So the
-bounds below are *sharp*: every value between them (they are attained by the returned witness
-couplings, and the feasible set is convex and connected) is the metric of some joint.
+bounds below are *sharp*: every value between them is the metric of some joint.
 
-Solvers (all linear programs with ``scipy.optimize.linprog(method="highs")``):
+Metrics: DI, AOD and EOD as in seed 002 (Eqs. 1, 6, 7, via
+:func:`fusionlib.metrics.fairness.metrics_from_counts`) and the demographic-parity difference
+``DP = P(Yhat=+ | A=u) - P(Yhat=+ | A=p)`` (the difference form of DI).
 
-- **DI** is a ratio of two linear functions of ``pi`` (``P(Yhat=+, A=u) / P(A=u)`` over
-  ``P(Yhat=+, A=p) / P(A=p)``): we use the **Charnes-Cooper transformation**, which turns the
-  linear-fractional program into one LP per bound, exact to solver precision. A bisection over
-  LPs would need ~30 LPs per bound for 1e-9 and only brackets the value; Charnes-Cooper needs
-  one. When the privileged favourable rate can be 0 the upper bound is ``inf`` (the LP is
-  unbounded) and reported as such.
-- **EOD** and **AOD** are differences of rates whose *denominators* ``P(Y=+, A=g)`` and
-  ``P(Y=-, A=g)`` also move with ``pi``: they are sums of linear-fractional terms, not one ratio.
-  Fixing ``t = P(Y=+, A=u)`` fixes all four denominators (the others are ``P(Y=+) - t``,
-  ``P(A=u) - t`` and ``P(Y=-) - P(A=u) + t``, all known), and the metric becomes linear: one LP
-  per ``t``. The sharp bound is the extremum of that *profile* over ``t`` in its feasible range
-  (itself two LPs): a grid of LPs followed by a bounded scalar refinement around the best grid
-  point. The value is attained by its witness coupling (so it is never beyond the sharp bound)
-  and the tests check against brute-force enumeration that nothing lies beyond it.
+Solvers:
 
-Inconsistent tables (the overlap margins ``sum q`` and ``sum r`` differ) make the LP infeasible:
-:func:`coupling_margins` checks this first and raises :class:`InconsistentMarginsError` naming the
-overlap value whose constraint fails.
+- **EOD, AOD: exact, certified** (:mod:`fusionlib.fairtest.bounds_exact`). The set of
+  ``P(A=u, Y, Yhat)`` over all couplings is a polymatroid base polytope with at most 24 vertices
+  (greedy vectors); the extremum lies on the segments between them, each searched by branch and
+  bound with certified upper bounds. Each bound comes with its *certified gap*: the sharp bound
+  lies between the reported value (attained by the returned witness coupling) and that value
+  widened by the gap.
+- **DI** by the **Charnes-Cooper transformation** (one LP per bound; ``inf`` when the privileged
+  favourable rate can be 0) and **DP** by one LP per bound (it is linear in ``pi``: the group
+  sizes are fixed by the external table). Their gap is the distance from the LP value to the
+  certified interval of the same vertex search (an independent route; ~1e-12).
+- :func:`fusionlib.fairtest.bounds_lp.profile_grid_bound`, the earlier search (a grid of LPs
+  over ``t = P(Y=+, A=u)`` plus a local refinement), is kept as a cross-check (``n_grid``): its
+  values are attained, so never beyond the exact bounds, and it shows what a grid misses.
+
+Bad input: margins that are not probabilities (negative, NaN, not summing to 1 within
+``atol``) are refused; tables whose overlap margins differ by more than ``atol`` admit no joint
+(:class:`InconsistentMarginsError`, naming the overlap value); within ``atol`` each external row
+is rescaled to the internal overlap probability before bounding. A bound is ``nan`` where the
+metric is undefined for every coupling (e.g. every external row privileged, or no favourable
+label for EOD/AOD).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from fusionlib.checks import check_choice, check_positive_int
+from fusionlib.checks import check_choice, check_positive, check_positive_int
 from fusionlib.errors import InvalidInputError
-from fusionlib.fairtest.bounds_lp import InconsistentMarginsError, LinearProgram
+from fusionlib.fairtest.bounds_exact import certified_extremum, polytope_vertices
+from fusionlib.fairtest.bounds_lp import (
+    InconsistentMarginsError,
+    LinearProgram,
+    profile_grid_bound,
+    selection_bounds,
+)
 from fusionlib.metrics.fairness import metrics_from_counts
 
-__all__ = ["BOUND_METRICS", "InconsistentMarginsError", "CouplingMargins", "MetricBounds",
-           "check_consistent", "coupling_margins", "metric_bounds", "fairness_bounds",
-           "coupling_metrics"]
+__all__ = ["BOUND_METRICS", "PAPER_METRICS", "MARGIN_ATOL", "InconsistentMarginsError",
+           "CouplingMargins", "MetricBounds", "check_consistent", "coupling_margins",
+           "metric_bounds", "fairness_bounds", "coupling_metrics", "metrics_of_counts"]
 
-#: the metrics bounded here, in Table 9's order
-BOUND_METRICS: tuple[str, ...] = ("AOD", "DI", "EOD")
+#: the metrics bounded here: Table 9's order, then DP
+BOUND_METRICS: tuple[str, ...] = ("AOD", "DI", "EOD", "DP")
+#: the metrics seed 002 reports (Table 9)
+PAPER_METRICS: tuple[str, ...] = ("AOD", "DI", "EOD")
+#: default largest allowed gap between the two tables' overlap probabilities (and |sum - 1|)
+MARGIN_ATOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -70,21 +87,32 @@ class CouplingMargins:
         ``q[o, y, yhat]``: probabilities from the internal table (sum 1).
     external : ndarray, shape (n_levels, 2)
         ``r[o, g]``: probabilities from the external table (sum 1); ``g = 1`` privileged.
+    atol : float
+        Largest allowed difference between the tables' overlap probabilities (and between
+        each table's total and 1); :func:`metric_bounds` uses it.
     """
 
     levels: tuple
     internal: np.ndarray
     external: np.ndarray
+    atol: float = MARGIN_ATOL
 
 
 @dataclass(frozen=True)
 class MetricBounds:
-    """Sharp interval of one metric and the couplings ``pi[o, g, y, yhat]`` attaining it."""
+    """Sharp interval of one metric, its certified gaps and the couplings
+    ``pi[o, g, y, yhat]`` attaining it.
+
+    The sharp lower bound lies in ``[lower - lower_gap, lower]`` and the sharp upper bound in
+    ``[upper, upper + upper_gap]`` (up to floating-point rounding).
+    """
 
     metric: str
     lower: float
     upper: float
     method: str
+    lower_gap: float = np.nan
+    upper_gap: float = np.nan
     witnesses: dict[str, np.ndarray | None] = field(default_factory=dict, repr=False)
 
 
@@ -112,7 +140,7 @@ def _overlap(name: str, x: object) -> pd.Series:
 
 def coupling_margins(overlap_internal: object, y: object, yhat: object,
                      overlap_external: object, privileged: object, *,
-                     atol: float = 1e-9) -> CouplingMargins:
+                     atol: float = MARGIN_ATOL) -> CouplingMargins:
     """Reduce an internal and an external table to ``q[o, y, yhat]`` and ``r[o, g]``.
 
     Parameters
@@ -122,7 +150,8 @@ def coupling_margins(overlap_internal: object, y: object, yhat: object,
     overlap_external, privileged : array-like, length n_external
         Overlap value and privileged indicator per external row.
     atol : float
-        Largest allowed difference between the two tables' overlap probabilities.
+        Largest allowed difference between the two tables' overlap probabilities; stored in
+        the result, so :func:`metric_bounds` applies the same tolerance.
 
     Raises
     ------
@@ -145,14 +174,17 @@ def coupling_margins(overlap_internal: object, y: object, yhat: object,
     code_e = pd.Categorical(o_ext, categories=levels).codes
     q = np.bincount(code_i * 4 + y * 2 + yhat, minlength=4 * len(levels)).reshape(-1, 2, 2)
     r = np.bincount(code_e * 2 + g, minlength=2 * len(levels)).reshape(-1, 2)
-    margins = CouplingMargins(levels, q / len(o_int), r / len(o_ext))
-    check_consistent(margins, atol=atol)
+    margins = CouplingMargins(levels, q / len(o_int), r / len(o_ext),
+                              check_positive("atol", atol, allow_zero=True))
+    check_consistent(margins)
     return margins
 
 
-def check_consistent(margins: CouplingMargins, *, atol: float = 1e-9) -> None:
+def check_consistent(margins: CouplingMargins, *, atol: float | None = None) -> None:
     """Raise :class:`InconsistentMarginsError` naming the first overlap value whose
-    internal and external probabilities differ by more than ``atol``."""
+    internal and external probabilities differ by more than ``atol`` (default: the margins'
+    own ``atol``)."""
+    atol = margins.atol if atol is None else atol
     p_int = margins.internal.sum((1, 2))
     p_ext = margins.external.sum(1)
     gap = np.abs(p_int - p_ext)
@@ -167,112 +199,115 @@ def check_consistent(margins: CouplingMargins, *, atol: float = 1e-9) -> None:
             "margins")
 
 
+def _validated(margins: CouplingMargins) -> CouplingMargins:
+    """Probabilities checked (shape, sign, total 1 within ``atol``, equal overlap margins);
+    each external row rescaled to the internal overlap probability (a change <= ``atol``)."""
+    lp = LinearProgram(margins)  # shapes, NaN, negative values
+    atol = check_positive("atol", margins.atol, allow_zero=True)
+    for name, arr in (("internal", lp.q), ("external", lp.r)):
+        if abs(arr.sum() - 1.0) > atol:
+            raise InvalidInputError(
+                f"the {name} margins sum to {arr.sum():.12g}, not 1 (atol {atol:g}): pass "
+                "probabilities, e.g. counts / counts.sum(), or coupling_margins(...) on the rows")
+    check_consistent(margins)
+    mass_q, mass_r = lp.q.sum((1, 2)), lp.r.sum(1)
+    share = lp.r.sum(0) / lp.r.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(mass_r[:, None] > 0, lp.r * (mass_q / mass_r)[:, None],
+                     mass_q[:, None] * share)
+    return dataclasses.replace(margins, internal=lp.q, external=r)
+
+
+def metrics_of_counts(p: np.ndarray) -> dict[str, np.ndarray]:
+    """:data:`BOUND_METRICS` of counts or probabilities ``p[..., g, y, yhat]`` (``nan`` where
+    undefined; DP needs both groups non-empty)."""
+    p = np.asarray(p, float)
+    out = dict(metrics_from_counts(p, PAPER_METRICS))
+    n, fav = p.sum((-1, -2)), p[..., :, 1].sum(-1)
+    sel = np.full(n.shape, np.nan)
+    np.divide(fav, n, out=sel, where=n > 0)
+    out["DP"] = sel[..., 0] - sel[..., 1]
+    return out
+
+
 def coupling_metrics(pi: np.ndarray) -> dict[str, float]:
-    """DI, AOD, EOD of a coupling ``pi[o, g, y, yhat]`` (or of ``p[g, y, yhat]``)."""
+    """DI, AOD, EOD, DP of a coupling ``pi[o, g, y, yhat]`` (or of ``p[g, y, yhat]``)."""
     pi = np.asarray(pi, float)
     p = pi.sum(0) if pi.ndim == 4 else pi
-    return {k: float(v) for k, v in metrics_from_counts(p, BOUND_METRICS).items()}
+    return {k: float(v) for k, v in metrics_of_counts(p).items()}
 
 
-def _di_bounds(lp: LinearProgram) -> MetricBounds:
-    pu, pp = lp.p_group
-    num = lp.marginal_vector(g=0, yhat=1) / pu
-    den = lp.marginal_vector(g=1, yhat=1) / pp
-    lo, w_lo = lp.fractional(num, den, sense="min")
-    hi, w_hi = lp.fractional(num, den, sense="max")
-    return MetricBounds("DI", lo, hi, "Charnes-Cooper LP", {"lower": w_lo, "upper": w_hi})
+def _gap(value: float, inner: float, gap: float, sign: float) -> float:
+    """Largest distance from ``value`` to the certified interval [inner, inner + sign*gap]."""
+    if np.isnan(value) or np.isnan(inner):
+        return 0.0 if np.isnan(value) and np.isnan(inner) else np.inf
+    if np.isinf(value) or np.isinf(inner):
+        return 0.0 if value == inner else np.inf
+    return float(max(abs(value - inner), abs(value - inner - sign * gap)))
 
 
-def _profile_objective(lp: LinearProgram, metric: str, t: float) -> np.ndarray:
-    """The metric as a linear function of ``pi`` once ``t = P(Y=+, A=u)`` is fixed."""
-    pu, _ = lp.p_group
-    p1 = lp.p_label
-    a1 = lp.marginal_vector(g=0, y=1, yhat=1)
-    eod = a1 * (1 / t + 1 / (p1 - t))  # a1/t - (K1 - a1)/(P1 - t), constant dropped
-    if metric == "EOD":
-        return eod
-    a0 = lp.marginal_vector(g=0, y=0, yhat=1)
-    t0, t0p = pu - t, (1 - p1) - (pu - t)
-    return 0.5 * (eod + a0 * (1 / t0 + 1 / t0p))
+def _witness(q: np.ndarray, parts: np.ndarray | None) -> np.ndarray | None:
+    if parts is None:
+        return None
+    x = parts.reshape(q.shape)
+    return np.stack([x, q - x], axis=1)  # pi[o, g, y, yhat]
 
 
-def _profile_constant(lp: LinearProgram, metric: str, t: float) -> float:
-    pu, _ = lp.p_group
-    p1 = lp.p_label
-    const = -lp.internal_total(y=1, yhat=1) / (p1 - t)
-    if metric == "EOD":
-        return const
-    return 0.5 * (const - lp.internal_total(y=0, yhat=1) / ((1 - p1) - (pu - t)))
-
-
-def _profile_value(lp: LinearProgram, metric: str, t: float, sense: str):
-    c = _profile_objective(lp, metric, t)
-    value, pi = lp.optimise(c, sense=sense, fix=(lp.marginal_vector(g=0, y=1), t))
-    return value + _profile_constant(lp, metric, t), pi
-
-
-def _t_range(lp: LinearProgram, metric: str) -> tuple[float, float]:
-    """Feasible ``t`` where every denominator of ``metric`` is positive (open ends nudged)."""
-    tv = lp.marginal_vector(g=0, y=1)
-    lo, _ = lp.optimise(tv, sense="min")
-    hi, _ = lp.optimise(tv, sense="max")
-    pu, p1 = lp.p_group[0], lp.p_label
-    lo_ok, hi_ok = max(lo, 0.0), min(hi, p1)
-    if metric == "AOD":
-        lo_ok, hi_ok = max(lo_ok, pu - (1 - p1)), min(hi_ok, pu)
-    eps = 1e-7 * max(hi - lo, 1e-12)
-    lo_ok, hi_ok = lo_ok + eps, hi_ok - eps
-    if hi_ok < lo_ok:
-        return np.nan, np.nan
-    return lo_ok, hi_ok
-
-
-def _profile_bound(lp: LinearProgram, metric: str, sense: str, n_grid: int):
-    from scipy.optimize import minimize_scalar
-
-    lo, hi = _t_range(lp, metric)
-    if np.isnan(lo):
-        return np.nan, None
-    sign = 1.0 if sense == "max" else -1.0
-    grid = np.linspace(lo, hi, n_grid) if hi > lo else np.array([lo])
-    vals = [_profile_value(lp, metric, t, sense) for t in grid]
-    best = int(np.argmax([sign * v for v, _ in vals]))
-    value, pi = vals[best]
-    if len(grid) > 2:
-        a, b = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
-        res = minimize_scalar(lambda t: -sign * _profile_value(lp, metric, t, sense)[0],
-                              bounds=(a, b), method="bounded",
-                              options={"xatol": 1e-10 * max(hi - lo, 1e-12)})
-        if -sign * res.fun > sign * value:
-            value, pi = _profile_value(lp, metric, float(res.x), sense)
-    return float(value), pi
-
-
-def metric_bounds(margins: CouplingMargins, metric: str, *, n_grid: int = 41) -> MetricBounds:
+def metric_bounds(margins: CouplingMargins, metric: str, *, tol: float = 1e-10) -> MetricBounds:
     """Sharp lower and upper value of ``metric`` over every coupling of ``margins``.
 
-    ``n_grid``: LPs on the grid of the profile search (EOD, AOD; unused for DI).
-    A bound is ``nan`` when the metric is undefined for every coupling (e.g. no favourable
-    label at all) and ``inf`` when it is unbounded (DI with a possibly empty privileged
-    favourable rate).
+    ``tol``: the certified gap the search of EOD and AOD stops at (absolute). A bound is ``nan``
+    when the metric is undefined for every coupling (e.g. every external row privileged, or no
+    favourable label) and ``inf`` when it is unbounded (DI with a possibly empty privileged
+    favourable rate). Raises :class:`~fusionlib.errors.InvalidInputError` for margins that
+    are not probabilities and :class:`InconsistentMarginsError` for tables that disagree.
     """
     check_choice("metric", metric, BOUND_METRICS)
-    n_grid = check_positive_int("n_grid", n_grid)
-    lp = LinearProgram(margins)  # validates shapes and values
-    check_consistent(margins, atol=1e-9)
-    if metric == "DI":
-        return _di_bounds(lp)
-    lo, w_lo = _profile_bound(lp, metric, "min", n_grid)
-    hi, w_hi = _profile_bound(lp, metric, "max", n_grid)
-    return MetricBounds(metric, lo, hi, f"profile over P(Y=+,A=u): {n_grid}-point LP grid + "
-                        "bounded refinement", {"lower": w_lo, "upper": w_hi})
+    tol = check_positive("tol", tol)
+    m = _validated(margins)
+    lp = LinearProgram(m)
+    q, pu, pp = m.internal, *lp.p_group
+    if pu <= 0 or pp <= 0:  # a group is empty: no metric is defined
+        return MetricBounds(metric, np.nan, np.nan, "undefined: an empty group", np.nan,
+                            np.nan, {"lower": None, "upper": None})
+    vertices = polytope_vertices(q.reshape(-1, 4), m.external[:, 0])
+    cert = [certified_extremum(vertices, metric, q.reshape(-1, 4).sum(0), pu, pp, sense=s,
+                               tol=tol) for s in ("min", "max")]
+    if metric in ("DI", "DP"):
+        values, wit = selection_bounds(lp, metric)
+        gaps = [_gap(v, c[0], c[1], sg) for v, c, sg in zip(values, cert, (-1, 1), strict=True)]
+        method = ("Charnes-Cooper LP" if metric == "DI" else "LP") + "; gap from the vertex search"
+    else:
+        values, gaps = [c[0] for c in cert], [c[1] for c in cert]
+        wit = [_witness(q, c[2]) for c in cert]
+        method = "exact: polytope vertices + certified search on the segments between them"
+    return MetricBounds(metric, float(values[0]), float(values[1]), method, float(gaps[0]),
+                        float(gaps[1]), {"lower": wit[0], "upper": wit[1]})
 
 
 def fairness_bounds(margins: CouplingMargins, metrics: tuple[str, ...] = BOUND_METRICS, *,
-                    n_grid: int = 41) -> pd.DataFrame:
-    """One row per metric: ``metric, lower, upper, method``."""
+                    tol: float = 1e-10, n_grid: int | None = None) -> pd.DataFrame:
+    """One row per metric: ``metric, lower, upper, lower_gap, upper_gap, method``.
+
+    With ``n_grid``, also ``grid_lower, grid_upper``: the EOD/AOD bounds of the
+    ``n_grid``-point LP grid search with refinement
+    (:func:`~fusionlib.fairtest.bounds_lp.profile_grid_bound`; ``nan`` for DI, DP), a
+    cross-check that cannot lie beyond the exact interval.
+    """
     rows = []
     for m in metrics:
-        b = metric_bounds(margins, m, n_grid=n_grid)
-        rows.append({"metric": m, "lower": b.lower, "upper": b.upper, "method": b.method})
+        b = metric_bounds(margins, m, tol=tol)
+        row = {"metric": m, "lower": b.lower, "upper": b.upper, "lower_gap": b.lower_gap,
+               "upper_gap": b.upper_gap, "method": b.method}
+        if n_grid is not None:
+            row.update(_grid_row(margins, m, check_positive_int("n_grid", n_grid)))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _grid_row(margins: CouplingMargins, metric: str, n_grid: int) -> dict[str, float]:
+    lp = LinearProgram(_validated(margins))
+    if metric not in ("EOD", "AOD") or min(lp.p_group) <= 0:
+        return {"grid_lower": np.nan, "grid_upper": np.nan}
+    return {f"grid_{side}": profile_grid_bound(lp, metric, sense, n_grid)[0]
+            for side, sense in (("lower", "min"), ("upper", "max"))}

@@ -27,22 +27,23 @@ from fusionlib.compendium.cells import (
 
 __all__ = ["BOUNDS_CONFIG", "BOUNDS", "bounds_tables"]
 
-#: settings per scale: ``datasets``, ``n_grid`` (profile LPs), ``n_boot`` (real-test bootstrap)
-#: and the ProtocolConfig fields of the synthetic sets (CTGAN reduced at cpu scale)
+#: settings per scale: ``datasets``, ``tol`` (certified gap the exact search stops at),
+#: ``n_grid`` (LPs of the grid cross-check), ``n_boot`` (real-test bootstrap) and the
+#: ProtocolConfig fields of the synthetic sets (CTGAN reduced at cpu scale)
 BOUNDS_CONFIG: dict[str, dict[str, Any]] = {
-    "smoke": dict(datasets=["compas"], n_grid=9, n_boot=20,
+    "smoke": dict(datasets=["compas"], tol=1e-10, n_grid=9, n_boot=20,
                   protocol=dict(max_rows=600, ctgan_epochs=1, ctgan_max_rows=300,
                                 latent_restarts=1)),
-    "cpu": dict(datasets=["adult", "compas", "german"], n_grid=41, n_boot=200,
+    "cpu": dict(datasets=["adult", "compas", "german"], tol=1e-10, n_grid=41, n_boot=200,
                 protocol=dict(ctgan_epochs=10, ctgan_max_rows=2000, latent_restarts=1)),
-    "paper": dict(datasets=["adult", "compas", "german"], n_grid=81, n_boot=1000,
+    "paper": dict(datasets=["adult", "compas", "german"], tol=1e-10, n_grid=81, n_boot=1000,
                   protocol=dict(ctgan_epochs=300, latent_restarts=1)),
 }
 
 
 def _grid(scale: str, seed: int) -> list[Cell]:
     cfg = BOUNDS_CONFIG[scale]
-    return [Cell("fairness_bounds", {"dataset": d, "n_grid": cfg["n_grid"],
+    return [Cell("fairness_bounds", {"dataset": d, "tol": cfg["tol"], "n_grid": cfg["n_grid"],
                                      "n_boot": cfg["n_boot"], "protocol": cfg["protocol"]},
                  seed, label=d) for d in cfg["datasets"]]
 
@@ -57,7 +58,7 @@ def _compute(cell: Cell) -> Shard:
         with torch_threads(1, cpu_only=True):
             intervals, points = dataset_bounds(c["dataset"], ProtocolConfig(**c["protocol"]),
                                                seed=cell.seed, n_grid=c["n_grid"],
-                                               n_boot=c["n_boot"])
+                                               tol=c["tol"], n_boot=c["n_boot"])
     except DataUnavailableError as err:
         return Shard(pd.DataFrame(), {"status": "not run", "reason": f"data unavailable: {err}",
                                       "points": frame_to_json(pd.DataFrame())}, provisional=True)
@@ -71,9 +72,10 @@ def _store_infinities(df: pd.DataFrame) -> pd.DataFrame:
     import numpy as np
 
     out = df.copy()
-    for col in ("lower", "upper"):
-        out[f"{col}_inf"] = np.sign(out[col]).where(np.isinf(out[col]), 0).astype(int)
-        out[col] = out[col].where(~np.isinf(out[col]))
+    for col in ("lower", "upper", "lower_gap", "upper_gap"):
+        if col in out:
+            out[f"{col}_inf"] = np.sign(out[col]).where(np.isinf(out[col]), 0).astype(int)
+            out[col] = out[col].where(~np.isinf(out[col]))
     return out
 
 
@@ -81,7 +83,7 @@ def _restore_infinities(df: pd.DataFrame) -> pd.DataFrame:
     import numpy as np
 
     out = df.copy()
-    for col in ("lower", "upper"):
+    for col in ("lower", "upper", "lower_gap", "upper_gap"):
         if f"{col}_inf" in out:
             flag = out.pop(f"{col}_inf").astype(int)
             out[col] = out[col].where(flag == 0, flag * np.inf)
@@ -90,7 +92,7 @@ def _restore_infinities(df: pd.DataFrame) -> pd.DataFrame:
 
 BOUNDS = register(Experiment(
     "fairness_bounds", _grid, _compute, (__name__, "fusionlib.fairtest.bounds_study"),
-    description="sharp DI/AOD/EOD bounds from two tables (seed 002 future work), per dataset"))
+    description="sharp DI/AOD/EOD/DP bounds from two tables (seed 002 future work), per dataset"))
 
 
 def bounds_tables(scale: str, seed: int = 0, *, root: str | os.PathLike[str] | None = None,

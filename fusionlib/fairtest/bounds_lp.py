@@ -1,5 +1,8 @@
 """The coupling linear program behind :mod:`fusionlib.fairtest.bounds`.
 
+Also the profile of EOD/AOD over ``t = P(Y=+, A=u)`` (one LP per fixed ``t``) and the grid
+search over it (:func:`profile_grid_bound`), kept as a cross-check of the exact bounds.
+
 Variables ``pi[o, g, y, yhat] >= 0`` (flattened, index ``o*8 + g*4 + y*2 + yhat``); equality
 constraints ``sum_g pi[o, g, y, yhat] = q[o, y, yhat]`` (the internal table) and
 ``sum_{y, yhat} pi[o, g, y, yhat] = r[o, g]`` (the external table). Every LP is solved with
@@ -14,7 +17,8 @@ import numpy as np
 
 from fusionlib.errors import FusionlibError, InvalidInputError
 
-__all__ = ["InconsistentMarginsError", "LinearProgram", "SolverError"]
+__all__ = ["InconsistentMarginsError", "LinearProgram", "SolverError", "selection_bounds",
+           "profile_value", "profile_grid_bound"]
 
 #: tighter than HiGHS's defaults (1e-7) so that witness couplings are feasible to ~1e-10
 _OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -140,3 +144,93 @@ class LinearProgram:
             raise SolverError(f"HiGHS stopped with status {res.status}: {res.message}")
         z, s = res.x[:-1], res.x[-1]
         return float(sign * res.fun), (z / s).reshape(self.n_levels, 2, 2, 2)
+
+
+def selection_bounds(lp: LinearProgram, metric: str) -> tuple[list[float], list]:
+    """``([min, max], [witness, witness])`` of DI (Charnes-Cooper, one LP per bound) or DP
+    (``P(Yhat=+ | A=u) - P(Yhat=+ | A=p)``: linear in ``pi``, one LP per bound); both group
+    sizes must be positive."""
+    pu, pp = lp.p_group
+    s_u, s_p = lp.marginal_vector(g=0, yhat=1) / pu, lp.marginal_vector(g=1, yhat=1) / pp
+    values, witnesses = [], []
+    for sense in ("min", "max"):
+        if metric == "DI":
+            v, w = lp.fractional(s_u, s_p, sense=sense)
+        else:
+            v, w = lp.optimise(s_u - s_p, sense=sense)
+        values.append(v)
+        witnesses.append(w)
+    return values, witnesses
+
+
+def _profile_objective(lp: LinearProgram, metric: str, t: float) -> np.ndarray:
+    """The metric as a linear function of ``pi`` once ``t = P(Y=+, A=u)`` is fixed."""
+    pu, _ = lp.p_group
+    p1 = lp.p_label
+    a1 = lp.marginal_vector(g=0, y=1, yhat=1)
+    eod = a1 * (1 / t + 1 / (p1 - t))  # a1/t - (K1 - a1)/(P1 - t), constant dropped
+    if metric == "EOD":
+        return eod
+    a0 = lp.marginal_vector(g=0, y=0, yhat=1)
+    t0, t0p = pu - t, (1 - p1) - (pu - t)
+    return 0.5 * (eod + a0 * (1 / t0 + 1 / t0p))
+
+
+def _profile_constant(lp: LinearProgram, metric: str, t: float) -> float:
+    pu, _ = lp.p_group
+    p1 = lp.p_label
+    const = -lp.internal_total(y=1, yhat=1) / (p1 - t)
+    if metric == "EOD":
+        return const
+    return 0.5 * (const - lp.internal_total(y=0, yhat=1) / ((1 - p1) - (pu - t)))
+
+
+def profile_value(lp: LinearProgram, metric: str, t: float,
+                  sense: str) -> tuple[float, np.ndarray | None]:
+    """Extremum of EOD or AOD over the couplings with ``P(Y=+, A=u) = t`` (one LP)."""
+    c = _profile_objective(lp, metric, t)
+    value, pi = lp.optimise(c, sense=sense, fix=(lp.marginal_vector(g=0, y=1), t))
+    return value + _profile_constant(lp, metric, t), pi
+
+
+def _t_range(lp: LinearProgram, metric: str) -> tuple[float, float]:
+    """Feasible ``t`` where every denominator of ``metric`` is positive (open ends nudged)."""
+    tv = lp.marginal_vector(g=0, y=1)
+    lo, _ = lp.optimise(tv, sense="min")
+    hi, _ = lp.optimise(tv, sense="max")
+    pu, p1 = lp.p_group[0], lp.p_label
+    lo_ok, hi_ok = max(lo, 0.0), min(hi, p1)
+    if metric == "AOD":
+        lo_ok, hi_ok = max(lo_ok, pu - (1 - p1)), min(hi_ok, pu)
+    eps = 1e-7 * max(hi - lo, 1e-12)
+    lo_ok, hi_ok = lo_ok + eps, hi_ok - eps
+    if hi_ok < lo_ok:
+        return np.nan, np.nan
+    return lo_ok, hi_ok
+
+
+def profile_grid_bound(lp: LinearProgram, metric: str, sense: str,
+                       n_grid: int) -> tuple[float, np.ndarray | None]:
+    """EOD/AOD bound from ``n_grid`` LPs over the range of ``t`` and a bounded scalar refinement
+    around the best grid point; the refined value is kept when it is better for ``sense`` (for
+    lower bounds too). Attained by its coupling, so never beyond the sharp bound, but not
+    global: the profile over ``t`` can have several local optima and kinks."""
+    from scipy.optimize import minimize_scalar
+
+    lo, hi = _t_range(lp, metric)
+    if np.isnan(lo):
+        return np.nan, None
+    sign = 1.0 if sense == "max" else -1.0
+    grid = np.linspace(lo, hi, n_grid) if hi > lo else np.array([lo])
+    vals = [profile_value(lp, metric, t, sense) for t in grid]
+    best = int(np.argmax([sign * v for v, _ in vals]))
+    value, pi = vals[best]
+    if len(grid) > 2:
+        a, b = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+        res = minimize_scalar(lambda t: -sign * profile_value(lp, metric, t, sense)[0],
+                              bounds=(a, b), method="bounded",
+                              options={"xatol": 1e-10 * max(hi - lo, 1e-12)})
+        refined, pi_refined = profile_value(lp, metric, float(res.x), sense)
+        if sign * refined > sign * value:
+            value, pi = refined, pi_refined
+    return float(value), pi

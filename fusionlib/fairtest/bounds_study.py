@@ -4,8 +4,9 @@ For one dataset (:func:`dataset_bounds`), with seed 002's protocol (Section 4.2:
 hold-out; Table 2 separations; the audited decision tree trained on the internal table of the
 training rows):
 
-- the sharp interval of DI, AOD and EOD over every joint of the two training tables
-  (:func:`fusionlib.fairtest.bounds.fairness_bounds`), per separation and protected attribute;
+- the sharp interval of DI, AOD, EOD and DP over every joint of the two training tables
+  (:func:`fusionlib.fairtest.bounds.fairness_bounds`, with certified gaps and the LP-grid
+  cross-check), per separation and protected attribute;
 - the *real* values: on the complete training rows (the joint the two tables were cut from:
   inside its interval by construction, a check of the solver) and on the real test set
   ``D_test`` (seed 002's reference; a different sample, so it may fall outside by sampling noise:
@@ -21,11 +22,16 @@ import numpy as np
 import pandas as pd
 
 from fusionlib.fairtest.audit import train_audited_tree
-from fusionlib.fairtest.bounds import BOUND_METRICS, coupling_margins, fairness_bounds
+from fusionlib.fairtest.bounds import (
+    BOUND_METRICS,
+    coupling_margins,
+    fairness_bounds,
+    metrics_of_counts,
+)
 from fusionlib.fairtest.protocol import ProtocolConfig, prepare, synthesize
 from fusionlib.fairtest.separation import dataset_spec, separate
-from fusionlib.metrics.fairness import bootstrap_fairness, fairness_metrics
-from fusionlib.rng import child
+from fusionlib.metrics.fairness import confusion_counts
+from fusionlib.rng import child, numpy_rng
 
 __all__ = ["dataset_bounds", "REAL_TRAIN", "REAL_TEST"]
 
@@ -42,14 +48,28 @@ def _group(df: pd.DataFrame, spec, attr: str) -> np.ndarray:
     return (df[attr].astype(str) == str(spec.privileged[attr])).to_numpy()
 
 
+def _metrics(y, yhat, g) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics_of_counts(confusion_counts(y, yhat, g)).items()}
+
+
+def _bootstrap(y, yhat, g, n_boot: int, seed) -> dict[str, np.ndarray]:
+    """Every bound metric on ``n_boot`` resamples of the rows: the draws of
+    :func:`fusionlib.metrics.fairness.bootstrap_fairness` (same stream, multinomial counts)."""
+    counts = confusion_counts(y, yhat, g)
+    n = int(counts.sum())
+    draws = numpy_rng(seed, "bootstrap").multinomial(n, counts.ravel() / n, size=n_boot)
+    with np.errstate(invalid="ignore"):
+        return metrics_of_counts(draws.reshape(n_boot, 2, 2, 2))
+
+
 def _real_rows(prep, spec, tree, attr: str, n_boot: int, seed) -> list[dict]:
     rows = []
     for name, df in ((REAL_TRAIN, prep.train), (REAL_TEST, prep.test)):
         y, yhat = _labels(df, spec, tree)
         g = _group(df, spec, attr)
-        point = fairness_metrics(y, yhat, g, BOUND_METRICS)
-        boot = (bootstrap_fairness(y, yhat, g, n_boot=n_boot, seed=child(seed, name, attr),
-                                   metrics=BOUND_METRICS) if name == REAL_TEST else None)
+        point = _metrics(y, yhat, g)
+        boot = (_bootstrap(y, yhat, g, n_boot, child(seed, name, attr))
+                if name == REAL_TEST else None)
         for m in BOUND_METRICS:
             lo, hi = ((np.nanquantile(boot[m], 0.025), np.nanquantile(boot[m], 0.975))
                       if boot is not None else (np.nan, np.nan))
@@ -64,7 +84,7 @@ def _point_rows(synthetic, overlap: str, spec, tree, attr: str) -> list[dict]:
         if s.overlap not in ("", overlap):
             continue
         y, yhat = _labels(s.data, spec, tree)
-        point = fairness_metrics(y, yhat, _group(s.data, spec, attr), BOUND_METRICS)
+        point = _metrics(y, yhat, _group(s.data, spec, attr))
         kind = "baseline" if s.overlap == "" else "ours"
         rows += [{"source": s.label, "kind": kind, "attribute": attr, "metric": m,
                   "value": point[m], "boot_lo": np.nan, "boot_hi": np.nan}
@@ -73,11 +93,13 @@ def _point_rows(synthetic, overlap: str, spec, tree, attr: str) -> list[dict]:
 
 
 def dataset_bounds(dataset: str, cfg: ProtocolConfig, *, seed=0, n_grid: int = 41,
-                   n_boot: int = 200, table: pd.DataFrame | None = None
+                   tol: float = 1e-10, n_boot: int = 200, table: pd.DataFrame | None = None
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(intervals, points)`` for every separation and protected attribute of ``dataset``.
 
-    intervals: dataset, overlap, attribute, metric, lower, upper, method, tables
+    intervals: dataset, overlap, attribute, metric, lower, upper, lower_gap, upper_gap
+    (certified gaps; the search stops at ``tol``), method, grid_lower, grid_upper (the
+    ``n_grid``-point LP grid cross-check of EOD/AOD), tables
     (``"training"``: the two tables cut from the training rows, what the estimators are fitted
     on and the tree was trained on; ``"test"``: the two tables cut from ``D_test``, where the
     tree predicts out of sample).
@@ -97,8 +119,8 @@ def dataset_bounds(dataset: str, cfg: ProtocolConfig, *, seed=0, n_grid: int = 4
         tree = train_audited_tree(internal, spec.label, spec.favourable, list(spec.protected),
                                   seed=seed)
         for attr in spec.protected:
-            b = _intervals(prep.train, "training", dataset, overlap, attr, tree, n_grid)
-            bt = _intervals(prep.test, "test", dataset, overlap, attr, tree, n_grid)
+            b = _intervals(prep.train, "training", dataset, overlap, attr, tree, n_grid, tol)
+            bt = _intervals(prep.test, "test", dataset, overlap, attr, tree, n_grid, tol)
             intervals += [b, bt]
             pts = pd.DataFrame(_real_rows(prep, spec, tree, attr, n_boot,
                                           child(seed, "bounds", overlap))
@@ -112,12 +134,12 @@ def dataset_bounds(dataset: str, cfg: ProtocolConfig, *, seed=0, n_grid: int = 4
 
 
 def _intervals(rows: pd.DataFrame, tables: str, dataset: str, overlap: str, attr: str, tree,
-               n_grid: int) -> pd.DataFrame:
+               n_grid: int, tol: float) -> pd.DataFrame:
     """Bounds from the (internal, external) tables cut from ``rows``."""
     spec = dataset_spec(dataset)
     internal, external = separate(rows, dataset, overlap)
     y, yhat = _labels(internal, spec, tree)
     margins = coupling_margins(internal[overlap], y, yhat, external[overlap],
                                _group(external, spec, attr))
-    return fairness_bounds(margins, n_grid=n_grid).assign(
+    return fairness_bounds(margins, tol=tol, n_grid=n_grid).assign(
         dataset=dataset, overlap=overlap, attribute=attr, tables=tables)

@@ -28,17 +28,38 @@ def result():
 def test_real_training_rows_lie_inside_their_interval(result):
     intervals, points = result
     train = points[points.source == REAL_TRAIN]
-    assert len(train) == 2 * 2 * 3  # overlaps x protected attributes x metrics
+    assert len(train) == 2 * 2 * 4  # overlaps x protected attributes x metrics
     assert train["inside"].all()
     assert set(intervals["tables"]) == {"training", "test"}
     ok = intervals.dropna(subset=["lower", "upper"])
     assert (ok["lower"] <= ok["upper"] + 1e-9).all()
 
 
+def test_intervals_carry_certified_gaps_and_the_grid_cross_check(result):
+    intervals, _ = result
+    assert (intervals[["lower_gap", "upper_gap"]].fillna(0) <= 1e-10).all().all()
+    prof = intervals[intervals.metric.isin(["EOD", "AOD"])].dropna(subset=["lower"])
+    assert len(prof) and (prof.grid_lower >= prof.lower - 1e-9).all()
+    assert (prof.grid_upper <= prof.upper + 1e-9).all()
+
+
+def test_real_test_bootstrap_is_the_shared_bootstrap_plus_dp():
+    from fusionlib.fairtest.bounds_study import _bootstrap
+    from fusionlib.metrics.fairness import bootstrap_fairness
+
+    rng = np.random.default_rng(0)
+    y, yhat, g = (rng.random(300) < p for p in (0.4, 0.5, 0.6))
+    ours = _bootstrap(y, yhat, g, 50, (0, "x"))
+    shared = bootstrap_fairness(y, yhat, g, n_boot=50, seed=(0, "x"))
+    for m in ("AOD", "DI", "EOD"):
+        np.testing.assert_array_equal(ours[m], shared[m].to_numpy())
+    assert np.isfinite(ours["DP"]).all() and ours["DP"].std() > 0
+
+
 def test_each_separation_reports_its_estimator_points(result):
     _, points = result
     igo = points[points.source.str.startswith("Indep-Overlap")]
-    assert len(igo) == 12
+    assert len(igo) == 16  # 2 overlaps x 2 attributes x 4 metrics
     assert igo["value"].notna().any()
 
 
