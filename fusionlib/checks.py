@@ -19,7 +19,7 @@ from fusionlib.errors import InvalidInputError
 __all__ = [
     "is_int", "check_choice", "check_probability", "check_positive_int", "check_nonneg_int",
     "check_positive", "check_finite_number", "check_int", "check_frame", "check_array",
-    "check_tensor", "check_matrix", "check_options",
+    "check_tensor", "check_matrix", "check_options", "check_seed",
 ]
 
 
@@ -58,6 +58,19 @@ def check_nonneg_int(name: str, value: object) -> int:
     """Return ``value`` if it is an int >= 0, else raise."""
     if not is_int(value) or value < 0:
         raise InvalidInputError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def check_seed(name: str, value: object) -> int:
+    """Return ``value`` as int if it is a seed: a Python or NumPy integer >= 0 (not a bool).
+
+    The one rule for every root seed of the package (:mod:`fusionlib.rng`, ``Run``, cells), so
+    ``np.int64(3)`` is accepted wherever ``3`` is.
+    """
+    if not is_int(value) or value < 0:
+        raise InvalidInputError(
+            f"{name} must be an integer >= 0 (a Python or NumPy int), got {value!r}; pass "
+            "e.g. 0 (make book SEED=0)")
     return int(value)
 
 
