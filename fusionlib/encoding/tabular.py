@@ -147,7 +147,7 @@ class TabularEncoder:
             if span.kind == "continuous":
                 lo, hi = self.ranges_[span.column]
                 unit = (np.clip(x[:, span.start], -1.0, 1.0) + 1.0) / 2.0
-                values = unit * ((hi - lo) or 1.0) + lo
+                values = unit * (hi - lo) + lo  # a constant column (hi == lo) decodes to lo
                 if pd.api.types.is_integer_dtype(self.dtypes_[span.column]):
                     values = np.rint(values)
                 data[span.column] = values.astype(self.dtypes_[span.column])
