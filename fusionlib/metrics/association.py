@@ -24,6 +24,19 @@ __all__ = ["cramers_v", "cramers_v_matrix", "dcc_matrix", "mutual_information",
            "plot_dcc_heatmaps"]
 
 
+def _labels(name: str, values: object) -> pd.Series:
+    """``values`` as a Series of category labels (a list or 1-D array is wrapped)."""
+    if isinstance(values, str | bytes) or np.ndim(values) != 1:
+        raise InvalidInputError(
+            f"{name} must be a 1-D sequence of category labels (a pandas Series), got "
+            f"{type(values).__name__}; pass a column, e.g. df['sex']")
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if s.isna().any():
+        raise InvalidInputError(f"{name} has {int(s.isna().sum())} missing values; drop those "
+                                "rows or fill them with a category of their own first")
+    return s
+
+
 def cramers_v(x: pd.Series, y: pd.Series) -> float:
     """Cramér's V of two categorical series (no bias correction), in ``[0, 1]``.
 
@@ -31,6 +44,10 @@ def cramers_v(x: pd.Series, y: pd.Series) -> float:
     a single observed level there is no association to measure and V is defined as 0 (the
     formula would divide by zero).
     """
+    x, y = _labels("x", x), _labels("y", y)
+    if len(x) != len(y) or len(x) == 0:
+        raise InvalidInputError(f"x and y need equal lengths of at least 1 row, got {len(x)} "
+                                f"and {len(y)}; pass two columns of the same (non-empty) table")
     cx, ux = pd.factorize(x.astype(object).to_numpy())
     cy, uy = pd.factorize(y.astype(object).to_numpy())
     table = np.bincount(cx * len(uy) + cy, minlength=len(ux) * len(uy)).reshape(len(ux), -1)
