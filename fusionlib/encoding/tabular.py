@@ -48,6 +48,10 @@ class TabularEncoder:
             raise InvalidInputError(f"fit expects a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
             raise InvalidInputError("cannot fit an encoder on an empty table")
+        if isinstance(self.discrete_columns, str):
+            raise InvalidInputError(
+                f"discrete_columns must be a list of column names, got the string "
+                f"{self.discrete_columns!r}; write discrete_columns=[{self.discrete_columns!r}]")
         unknown = [c for c in self.discrete_columns if c not in df.columns]
         if unknown:
             raise InvalidInputError(

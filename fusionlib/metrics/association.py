@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats.contingency import association
 
+from fusionlib.checks import check_frame
 from fusionlib.errors import InvalidInputError
 from fusionlib.metrics.fidelity import check_pair
 
@@ -58,7 +59,12 @@ def cramers_v(x: pd.Series, y: pd.Series) -> float:
 
 def cramers_v_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Symmetric matrix of pairwise Cramér's V (diagonal 1), indexed by ``columns``."""
+    check_frame("df", df)
     cols = list(df.columns if columns is None else columns)
+    unknown = [c for c in cols if c not in df.columns]
+    if unknown:
+        raise InvalidInputError(f"columns {unknown} are not in the table (columns: "
+                                f"{list(df.columns)}); name columns of df")
     mat = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
     for a, b in combinations(cols, 2):
         mat.loc[a, b] = mat.loc[b, a] = cramers_v(df[a], df[b])
