@@ -9,8 +9,9 @@ and keeps what it does well:
 
 For each notebook the runner computes a key from (its source, the scale, its parameters, and the
 source of every ``fusionlib`` module it depends on, transitively). If the executed notebook's
-stamp holds the same key, nothing runs. Otherwise the notebook is read with jupytext, executed
-by papermill with ``scale`` and ``results_dir`` injected, its ``parameters`` and
+stamp holds the same key and the results it recorded are all there (:func:`stamp_is_current`:
+the results are part of "done"), nothing runs. Otherwise the notebook is read with jupytext,
+executed by papermill with ``scale`` and ``results_dir`` injected, its ``parameters`` and
 ``injected-parameters`` cells are tagged ``remove-cell`` (the book shows neither the defaults nor
 this machine's paths), and the executed ``.ipynb`` is moved into place atomically; a failed
 run leaves the previous output untouched and keeps the failed notebook under ``<out>/_failed/``

@@ -38,7 +38,8 @@ _LOCK_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 
 def data_dir() -> Path:
     """The data folder: ``$FUSIONLIB_DATA`` if set, else ``data/`` in the repository checkout
-    (when fusionlib is used from one), else ``~/.cache/fusionlib``."""
+    (when fusionlib is used from one), else ``~/.cache/fusionlib``. A ``$FUSIONLIB_DATA`` that
+    is a file (or lies below one) raises :class:`~fusionlib.errors.InvalidInputError`."""
     env = os.environ.get("FUSIONLIB_DATA")
     if env:
         folder = Path(env).expanduser().resolve()
