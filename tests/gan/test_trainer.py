@@ -239,6 +239,14 @@ def test_cuda_device_on_a_cpu_only_torch_names_the_fix():
         make(device="cuda").fit(DATA, 2)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_trains_where_there_is_a_gpu_and_an_absent_index_is_refused():
+    assert torch.isfinite(make(device="cuda").fit(DATA, 2).sample(5)).all()
+    count = torch.cuda.device_count()
+    with pytest.raises(InvalidInputError, match=f"torch sees {count} CUDA device"):
+        make(device=f"cuda:{count}").fit(DATA, 2)
+
+
 @pytest.mark.parametrize("device", ["gpu", "", 3])
 def test_a_device_that_torch_does_not_know_is_refused(device):
     with pytest.raises(InvalidInputError, match="device.*'cpu' or 'cuda'"):
