@@ -11,6 +11,10 @@ PY := $(VENV)/bin/python
 # torch build: cpu (the local 2.13.0+cpu wheel) or cuda (PyPI's build, for GPU runners)
 TORCH ?= cpu
 TORCHES := cpu cuda
+# checked when the Makefile is read: the lock file names below are built from TORCH
+ifneq ($(words $(TORCH))$(filter $(TORCH),$(TORCHES)),1$(TORCH))
+$(error TORCH=$(TORCH) is not allowed; use one of: $(TORCHES))
+endif
 LOCKS := requirements-pip.lock requirements.lock requirements-torch-$(TORCH).lock
 STAMP := $(VENV)/.installed-$(TORCH)-$(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
@@ -39,11 +43,13 @@ help:  ## list the targets
 	@echo "  SCALE=smoke|cpu|paper (default cpu) for notebooks and book; SEED=<int> root seed of"
 	@echo "  every random stream (default 0); FORCE=1 re-runs all notebooks"
 
+# SCALE, SEED and JOBS of the workflow targets (JOBS=0 would start every cell at once)
 check-scale:
 	@$(if $(filter $(SCALE),$(SCALES)),true,echo "error: SCALE=$(SCALE) is not allowed; use one of: $(SCALES)" >&2; exit 2)
+	@printf '%s' '$(SEED)' | grep -Eqx '[0-9]+' || { echo "error: SEED=$(SEED) is not allowed; give an integer >= 0 (the root seed of every random stream), e.g. SEED=0" >&2; exit 2; }
+	@printf '%s' '$(JOBS)' | grep -Eqx '[1-9][0-9]*' || { echo "error: JOBS=$(JOBS) is not allowed; give a number of parallel jobs >= 1, e.g. JOBS=$$(nproc)" >&2; exit 2; }
 
 $(STAMP): $(LOCKS) pyproject.toml
-	@$(if $(filter $(TORCH),$(TORCHES)),true,echo "error: TORCH=$(TORCH) is not allowed; use one of: $(TORCHES)" >&2; exit 2)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --require-hashes -r requirements-pip.lock
 	$(PY) -m pip install --quiet --require-hashes -r requirements.lock -r requirements-torch-$(TORCH).lock

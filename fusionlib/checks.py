@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from fusionlib.errors import InvalidInputError
 __all__ = [
     "is_int", "check_choice", "check_probability", "check_positive_int", "check_nonneg_int",
     "check_positive", "check_finite_number", "check_int", "check_frame", "check_array",
-    "check_tensor", "check_matrix", "check_options",
+    "check_tensor", "check_matrix", "check_options", "check_seed", "check_device",
+    "memory_error_as_input_error",
 ]
 
 
@@ -58,6 +60,19 @@ def check_nonneg_int(name: str, value: object) -> int:
     """Return ``value`` if it is an int >= 0, else raise."""
     if not is_int(value) or value < 0:
         raise InvalidInputError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def check_seed(name: str, value: object) -> int:
+    """Return ``value`` as int if it is a seed: a Python or NumPy integer >= 0 (not a bool).
+
+    The one rule for every root seed of the package (:mod:`fusionlib.rng`, ``Run``, cells), so
+    ``np.int64(3)`` is accepted wherever ``3`` is.
+    """
+    if not is_int(value) or value < 0:
+        raise InvalidInputError(
+            f"{name} must be an integer >= 0 (a Python or NumPy int), got {value!r}; pass "
+            "e.g. 0 (make book SEED=0)")
     return int(value)
 
 
@@ -150,3 +165,46 @@ def check_matrix(name: str, x: object):
     if isinstance(x, torch.Tensor) and (x.ndim != 2 or x.shape[0] < 1):
         raise InvalidInputError(f"{name} must have shape (n, d) with n >= 1, got {tuple(x.shape)}")
     return check_tensor(name, x)
+
+
+def check_device(name: str, device: object) -> object:
+    """Return ``device`` if torch can use it here: ``"cpu"``, or ``"cuda"`` / ``"cuda:i"`` when
+    torch sees that GPU (a CPU-only build raises a bare ``AssertionError`` otherwise)."""
+    import torch
+
+    try:
+        if not isinstance(device, str | torch.device):
+            raise TypeError(f"a device is a string, got {type(device).__name__}")
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{name}={device!r} is not a torch device ({exc}); use 'cpu' or 'cuda'") from None
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise InvalidInputError(
+                f"{name}={str(device)!r} needs a CUDA GPU, but this torch ({torch.__version__}) "
+                "sees no CUDA device (a CPU-only build, or no GPU here); use device='cpu', or "
+                "on a GPU machine install the CUDA build (make env TORCH=cuda)")
+        if dev.index is not None and dev.index >= count:
+            raise InvalidInputError(
+                f"{name}={str(device)!r}: torch sees {count} CUDA device(s); use 'cpu' or "
+                f"'cuda' (or 'cuda:i' with i < {count})")
+    return device
+
+
+@contextmanager
+def memory_error_as_input_error(what: str) -> Iterator[None]:
+    """Turn an allocation failure inside the block (numpy's ``MemoryError``, torch's
+    "can't allocate" / "out of memory" ``RuntimeError``) into an
+    :class:`~fusionlib.errors.InvalidInputError` that names ``what`` was asked for."""
+    try:
+        yield
+    except (MemoryError, RuntimeError) as exc:
+        if not isinstance(exc, MemoryError) and "alloc" not in str(exc).lower() \
+                and "out of memory" not in str(exc).lower():
+            raise
+        raise InvalidInputError(
+            f"{what} needs more memory than this machine can give ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); ask for fewer rows per call (e.g. batches of 10**6, each with "
+            "its own seed such as rng.child(seed, i)) and concatenate them") from None

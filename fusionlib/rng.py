@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fusionlib.checks import is_int
+from fusionlib.checks import check_seed, is_int
 from fusionlib.errors import InvalidInputError
 
 if TYPE_CHECKING:  # torch is imported lazily: the ground layer must not need it
@@ -61,10 +61,7 @@ def _split(seed: Seed) -> tuple[int, tuple[Key, ...]]:
 
 
 def _split_root(root: object) -> int:
-    if not is_int(root) or root < 0:
-        raise InvalidInputError(
-            f"the root seed must be an integer >= 0, got {root!r}; e.g. make book SEED=0")
-    return int(root)
+    return check_seed("the root seed", root)
 
 
 def sequence(seed: Seed, *keys: Key) -> np.random.SeedSequence:

@@ -5,7 +5,6 @@ Part of the cell machinery (:mod:`fusionlib.compendium.cells`); left out of ever
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import traceback
@@ -35,7 +34,12 @@ from fusionlib.compendium.cells_store import (
     shard_path,
     write_shard,
 )
-from fusionlib.compendium.runner import SCORECARD, notebook_key
+from fusionlib.compendium.runner import (
+    SCORECARD,
+    notebook_key,
+    scorecard_inputs,
+    stamp_is_current,
+)
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_text, clean_stale_temporaries
 
@@ -172,33 +176,32 @@ def run_cell(experiment: str | Experiment, scale: str, cell_id: str,
 
 def cell_status(experiment: str | Experiment, scale: str, cell: Cell,
                 root: str | os.PathLike[str] | None = None, *, key: str | None = None) -> str:
-    """``"done"`` (a current shard), ``"stale"`` (a shard that will be recomputed: unreadable,
-    truncated, of other code, or provisional), ``"failed"`` (no shard, a traceback file) or
-    ``"missing"``."""
+    """``"done"`` (a current shard), ``"failed"`` (no current shard and a traceback file: the
+    last compute failed, whether or not an old shard is left), ``"stale"`` (a shard that will be
+    recomputed: unreadable, truncated, of other code, or provisional) or ``"missing"``."""
     exp = get_experiment(experiment)
     path = shard_path(root, exp.name, scale, cell.cell_id)
     if path.is_file():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", StaleShardWarning)
-            ok = load_shard(path, key or code_key(exp), cell, quiet=True) is not None
-        return "done" if ok else "stale"
-    return "failed" if error_path(root, exp.name, scale, cell.cell_id).is_file() else "missing"
+            if load_shard(path, key or code_key(exp), cell, quiet=True) is not None:
+                return "done"
+    if error_path(root, exp.name, scale, cell.cell_id).is_file():
+        return "failed"  # a successful compute deletes the traceback file
+    return "stale" if path.is_file() else "missing"
 
 
 def notebook_status(notebook: str | os.PathLike[str], scale: str, seed: int = 0,
                     out_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:
     """``(runner key, status)`` of an executed notebook, as the notebook runner judges it
     (:func:`fusionlib.compendium.runner.run_all`, ``params={"seed": seed}``): ``"done"`` when
-    ``<out>/<stem>.ipynb`` exists and ``<out>/<stem>.stamp.json`` holds the current key,
+    ``<out>/<stem>.ipynb`` exists, ``<out>/<stem>.stamp.json`` holds the current key and the
+    results it lists are present (:func:`~fusionlib.compendium.runner.stamp_is_current`),
     ``"missing"`` without the ``.ipynb``, else ``"stale"``."""
     path = Path(notebook).resolve()
     out = Path(out_dir).resolve() if out_dir else (REPO / "book" / "executed").resolve()
-    extra = sorted(out.glob("*/claims.csv")) if path.stem == SCORECARD else None
+    extra = scorecard_inputs(out, scale) if path.stem == SCORECARD else None
     key = notebook_key(path, scale, {"seed": seed}, extra)
     if not (out / f"{path.stem}.ipynb").is_file():
         return key, "missing"
-    try:  # the runner's stamp file (runner._stamp_path)
-        stamped = json.loads((out / f"{path.stem}.stamp.json").read_text()).get("key")
-    except (OSError, ValueError, AttributeError):
-        stamped = None
-    return key, "done" if stamped == key else "stale"
+    return key, "done" if stamp_is_current(out, path.stem, key) else "stale"

@@ -1,4 +1,6 @@
-"""Data frames as JSON for shard files (full float precision, NaN and infinities kept).
+"""Data frames as JSON for shard files (full float precision, NaN and infinities kept), and
+the same rule for the free-form ``meta`` and ``figures`` of a shard (valid JSON: no bare
+``NaN`` / ``Infinity`` tokens).
 
 Part of the cell machinery; left out of every code key.
 """
@@ -15,7 +17,7 @@ import pandas as pd
 
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["frame_to_json", "frame_from_json", "json_default"]
+__all__ = ["frame_to_json", "frame_from_json", "json_default", "json_safe", "json_restore"]
 
 
 def _json_default(obj: Any) -> Any:
@@ -77,3 +79,53 @@ def frame_from_json(obj: dict[str, Any]) -> pd.DataFrame:
 
 
 json_default = _json_default
+_FRAME_KEYS = {"columns", "dtypes", "data"}
+
+
+def _non_finite(value: float) -> Any:
+    return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` (a shard's ``meta`` or ``figures``) with arrays, tensors and numpy scalars as
+    plain lists and numbers, frames as :func:`frame_to_json`, and every non-finite float as in
+    frames: NaN as ``null``, infinities as ``"inf"`` / ``"-inf"``; :func:`json_restore` reads
+    it back."""
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, pd.DataFrame):
+        return frame_to_json(obj)
+    if hasattr(obj, "tolist") and not isinstance(obj, str | bytes):
+        return json_safe(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return _non_finite(obj)
+    return obj
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def json_restore(obj: Any) -> Any:
+    """The ``meta`` or ``figures`` read from a shard, as :func:`json_safe` wrote them: in a list
+    of numbers (with at least one number or infinity), ``null`` is NaN again and ``"inf"`` /
+    ``"-inf"`` are infinities; elsewhere ``null`` stays ``None``. Shards written before (bare
+    ``NaN`` tokens) read back the same. Frames inside (``frame_to_json``) are left to
+    :func:`frame_from_json`."""
+    if isinstance(obj, dict):
+        if set(obj) == _FRAME_KEYS:
+            return obj
+        return {k: json_restore(v) for k, v in obj.items()}
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return _non_finite(obj)
+    if not isinstance(obj, list):
+        return obj
+    items = [json_restore(v) for v in obj]
+    numeric = all(v is None or _is_number(v) or (isinstance(v, str) and v in _INFINITIES)
+                  for v in items)
+    if numeric and any(v is not None for v in items):
+        return [math.nan if v is None else _INFINITIES.get(v, v) if isinstance(v, str) else v
+                for v in items]
+    return items

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from fusionlib.checks import check_seed
 from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import FusionlibError, InvalidInputError
 
@@ -94,8 +95,7 @@ class Cell:
                 f"letter; got {self.experiment!r}")
         if not isinstance(self.config, dict):
             raise InvalidInputError(f"a cell's config must be a dict, got {self.config!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InvalidInputError(f"a cell's seed must be an int >= 0, got {self.seed!r}")
+        object.__setattr__(self, "seed", check_seed("a cell's seed", self.seed))
         object.__setattr__(self, "config", json.loads(_canonical(self.config)))
 
     def __hash__(self) -> int:
@@ -198,8 +198,7 @@ class Experiment:
     def cells(self, scale: str, seed: int = 0) -> list[Cell]:
         """The cells at ``scale`` for root seed ``seed`` (validated: unique ids, right name)."""
         self.check_scale(scale)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise InvalidInputError(f"the root seed must be an int >= 0, got {seed!r}")
+        seed = check_seed("the root seed", seed)
         cells = list(self.grid(scale, seed))
         seen: dict[str, Cell] = {}
         for c in cells:

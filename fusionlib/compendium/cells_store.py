@@ -17,7 +17,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fusionlib.compendium.cells_frames import frame_from_json, frame_to_json, json_default
+from fusionlib.compendium.cells_frames import (
+    frame_from_json,
+    frame_to_json,
+    json_default,
+    json_restore,
+    json_safe,
+)
 from fusionlib.compendium.cells_model import Cell, Experiment, Shard, StaleShardWarning
 from fusionlib.compendium.cells_registry import get_experiment
 from fusionlib.compendium.provenance import package_versions
@@ -148,12 +154,14 @@ def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str
         "versions": package_versions(),
         "seconds": None if seconds is None else round(float(seconds), 3),
         "written_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "meta": shard.meta,
+        "meta": json_safe(shard.meta),
         "rows": frame_to_json(shard.rows),
-        "figures": shard.figures,
+        "figures": json_safe(shard.figures),
     }
-    # compact JSON (bootstrap tables and snapshots are long); atomic: complete or absent
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=json_default)
+    # compact JSON (bootstrap tables and snapshots are long); atomic: complete or absent. Valid
+    # JSON: non-finite floats of meta and figures are written as in frames (json_safe)
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=json_default,
+                      allow_nan=False)
     return atomic_write_text(path, text + "\n")
 
 
@@ -204,4 +212,5 @@ def load_shard(path: str | os.PathLike[str], expected_key: str, cell: Cell | Non
         reject(f"has an unreadable frame ({type(exc).__name__}: {str(exc)[:120]})")
         return None
     header = {k: v for k, v in obj.items() if k not in ("rows", "figures", "meta")}
-    return Shard(rows, obj.get("figures") or {}, obj.get("meta") or {}, False, header)
+    return Shard(rows, json_restore(obj.get("figures") or {}), json_restore(obj.get("meta") or {}),
+                 False, header)

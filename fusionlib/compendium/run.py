@@ -101,11 +101,18 @@ class Run:
         results_dir: str | os.PathLike[str] | None = None,
         params: dict[str, Any] | None = None,
     ) -> None:
+        import re
+
+        from fusionlib.checks import check_seed
+
+        # a file stem, so that results/<name> stays inside results/
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+            raise InvalidInputError(
+                f"name must be the notebook's file name without .md (letters, digits, '_', '-', "
+                f"'.'; not starting with '.'), got {name!r}; e.g. Run('ptgan_toys', ...)")
         self.name = name
         self.scale = validate_scale(scale)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise InvalidInputError(f"seed must be an int, got {seed!r}")
-        self.seed = seed
+        self.seed = check_seed("seed", seed)
         self.results_dir = Path(results_dir) if results_dir else Path("results") / name
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.params = dict(params or {})

@@ -9,8 +9,9 @@ and keeps what it does well:
 
 For each notebook the runner computes a key from (its source, the scale, its parameters, and the
 source of every ``fusionlib`` module it depends on, transitively). If the executed notebook's
-stamp holds the same key, nothing runs. Otherwise the notebook is read with jupytext, executed
-by papermill with ``scale`` and ``results_dir`` injected, its ``parameters`` and
+stamp holds the same key and the results it recorded are all there (:func:`stamp_is_current`:
+the results are part of "done"), nothing runs. Otherwise the notebook is read with jupytext,
+executed by papermill with ``scale`` and ``results_dir`` injected, its ``parameters`` and
 ``injected-parameters`` cells are tagged ``remove-cell`` (the book shows neither the defaults nor
 this machine's paths), and the executed ``.ipynb`` is moved into place atomically; a failed
 run leaves the previous output untouched and keeps the failed notebook under ``<out>/_failed/``
@@ -37,8 +38,8 @@ from fusionlib.compendium.summary import dress_chapter, fold_code
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_json
 
-__all__ = ["notebook_key", "fusionlib_dependencies", "execute_notebook", "run_all", "discover",
-           "hide_parameter_cells", "SCORECARD"]
+__all__ = ["notebook_key", "scorecard_inputs", "fusionlib_dependencies", "execute_notebook",
+           "run_all", "discover", "hide_parameter_cells", "stamp_is_current", "SCORECARD"]
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the fusionlib folder
 REPO = PACKAGE.parent
@@ -198,7 +199,7 @@ def hide_parameter_cells(nb: Any) -> int:
     return hidden
 
 
-def _scorecard_inputs(out_dir: Path, scale: str) -> list[Path]:
+def scorecard_inputs(out_dir: Path, scale: str) -> list[Path]:
     """What the scorecard reads besides code: every chapter's claims, the seed-stability table."""
     stability = REPO / "results" / "stability" / scale / "stability.csv"
     return sorted(out_dir.glob("*/claims.csv")) + [stability, stability.with_suffix(".json")]
@@ -206,6 +207,29 @@ def _scorecard_inputs(out_dir: Path, scale: str) -> list[Path]:
 
 def _stamp_path(out_dir: Path, stem: str) -> Path:
     return out_dir / f"{stem}.stamp.json"
+
+
+def _result_files(out_dir: Path, stem: str) -> list[str]:
+    folder = out_dir / stem
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def stamp_is_current(out_dir: Path, stem: str, key: str) -> bool:
+    """True when ``<out>/<stem>.ipynb`` exists, its stamp holds ``key``, and the results it
+    recorded are all there: the results folder ``<out>/<stem>/`` and every file listed in the
+    stamp (a deleted results folder or file makes the notebook stale, not up to date). An
+    unreadable stamp counts as stale."""
+    if not (out_dir / f"{stem}.ipynb").is_file() or not (out_dir / stem).is_dir():
+        return False
+    try:
+        stamp = json.loads(_stamp_path(out_dir, stem).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, a folder, not UTF-8 or not JSON
+        return False
+    if not isinstance(stamp, dict) or stamp.get("key") != key:
+        return False
+    files = stamp.get("files", [])
+    return isinstance(files, list) and all(
+        isinstance(f, str) and (out_dir / stem / f).is_file() for f in files)
 
 
 def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = False,
@@ -219,14 +243,13 @@ def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = F
     for path in notebooks:
         extra = None
         if path.stem == SCORECARD:
-            extra = _scorecard_inputs(out_dir, scale)
+            extra = scorecard_inputs(out_dir, scale)
         key = notebook_key(path, scale, params, extra)
         stamp = _stamp_path(out_dir, path.stem)
-        if not force and stamp.is_file() and (out_dir / f"{path.stem}.ipynb").is_file():
-            if json.loads(stamp.read_text()).get("key") == key:
-                status[path.stem] = "up to date"
-                print(f"[notebooks] {path.stem}: up to date ({scale})", flush=True)
-                continue
+        if not force and stamp_is_current(out_dir, path.stem, key):
+            status[path.stem] = "up to date"
+            print(f"[notebooks] {path.stem}: up to date ({scale})", flush=True)
+            continue
         # the stamp goes first: a run killed from here on leaves no stamp to be taken as done
         stamp.unlink(missing_ok=True)
         print(f"[notebooks] {path.stem}: executing at scale {scale} ...", flush=True)
@@ -240,8 +263,9 @@ def run_all(notebooks: list[Path], out_dir: Path, scale: str, *, force: bool = F
             continue
         wall = time.perf_counter() - t0
         if path.stem == SCORECARD:  # key on the claims as they are after the run
-            key = notebook_key(path, scale, params, _scorecard_inputs(out_dir, scale))
-        atomic_write_json(stamp, {"key": key, "scale": scale, "wall_s": round(wall, 1)})
+            key = notebook_key(path, scale, params, scorecard_inputs(out_dir, scale))
+        atomic_write_json(stamp, {"key": key, "scale": scale, "wall_s": round(wall, 1),
+                                  "files": _result_files(out_dir, path.stem)})
         status[path.stem] = "ran"
         print(f"[notebooks] {path.stem}: done in {wall:.1f} s", flush=True)
     if errors:

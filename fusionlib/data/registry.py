@@ -12,7 +12,10 @@ Every file of every dataset carries a ``sha256`` field and a ``hash_policy``:
 ``hash_policy="record-on-first-use"``
     No trustworthy checksum is known to us (Law School, Credit Card Default, CelebA-HQ), so the
     entry states ``sha256=None`` rather than an invented value. The first time the file is used
-    (loaded, or downloaded by provisioning), its SHA256 is computed and written atomically to the
+    (loaded, or downloaded by provisioning), it is first checked for plausibility as its loader
+    reads it (every CSV row has the header's fields, an ``.xls`` opens with xlrd, a ``.zip``'s
+    directory reads), so a truncated first copy is refused instead of becoming the reference;
+    then its SHA256 is computed and written atomically to the
     lock file ``data/<name>/SHA256SUMS`` (the ``sha256sum`` format: ``<hex>  <file name>``),
     and printed with a request to compare it with the source or with a colleague's copy. Every
     later load verifies the file against that recorded hash. ``python -m fusionlib.data status``

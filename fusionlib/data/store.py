@@ -13,8 +13,9 @@ import re
 import sys
 from pathlib import Path
 
+from fusionlib.data.plausibility import implausible
 from fusionlib.data.registry import LOCK_FILE, RECORD_ON_FIRST_USE, DatasetSpec, FileSpec, get_spec
-from fusionlib.errors import DataIntegrityError, DataUnavailableError
+from fusionlib.errors import DataIntegrityError, DataUnavailableError, InvalidInputError
 from fusionlib.io import atomic_write_text
 
 __all__ = [
@@ -37,10 +38,18 @@ _LOCK_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 
 def data_dir() -> Path:
     """The data folder: ``$FUSIONLIB_DATA`` if set, else ``data/`` in the repository checkout
-    (when fusionlib is used from one), else ``~/.cache/fusionlib``."""
+    (when fusionlib is used from one), else ``~/.cache/fusionlib``. A ``$FUSIONLIB_DATA`` that
+    is a file (or lies below one) raises :class:`~fusionlib.errors.InvalidInputError`."""
     env = os.environ.get("FUSIONLIB_DATA")
     if env:
-        return Path(env).expanduser().resolve()
+        folder = Path(env).expanduser().resolve()
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            where = "" if blocker == folder else f" ({blocker} on its path)"
+            raise InvalidInputError(
+                f"FUSIONLIB_DATA={env} is a file, not a folder{where}; point it at a folder "
+                "(created when missing), or unset it to use the repository's data/ folder")
+        return folder
     repo = Path(__file__).resolve().parents[2]
     if (repo / "pyproject.toml").is_file() and (repo / "fusionlib").is_dir():
         return repo / "data"
@@ -115,6 +124,14 @@ def _record(folder: Path, name: str, sha: str) -> None:
           "copy); every later load is verified against it.", file=sys.stderr)
 
 
+def _check_plausible(spec: FileSpec, data: bytes | Path, where: str, recorded: str) -> None:
+    kind, reason = implausible(spec.name, data)
+    if reason is not None:
+        raise DataIntegrityError(
+            f"{where} does not look like a complete {kind} file: {reason}. {recorded} Fetch "
+            "or copy it again from the original source (a download may have been cut short).")
+
+
 def _registry_mismatch(spec: FileSpec, algorithm: str, got: str, want: str, path: Path,
                        how: str) -> DataIntegrityError:
     return DataIntegrityError(
@@ -169,6 +186,8 @@ def verify_bytes(spec: FileSpec, payload: bytes, where: str = "payload", *,
         got = hashlib.sha256(payload).hexdigest()
         if want is not None and got != want:
             raise _payload_mismatch(spec, "SHA256", got, want, where, str(folder / LOCK_FILE))
+        if want is None:  # its hash would be recorded as the reference: check it first
+            _check_plausible(spec, payload, where, "Nothing was installed and no hash recorded.")
 
 
 def verify_file(spec: FileSpec, path: Path, *, record: bool = True,
@@ -195,6 +214,8 @@ def verify_file(spec: FileSpec, path: Path, *, record: bool = True,
         want = read_lock(path.parent).get(spec.name)
         if want is None:
             if record:
+                _check_plausible(spec, path, str(path), "Its SHA256 was not "
+                                 "recorded, so a correct copy will still be accepted.")
                 _record(path.parent, spec.name, got["sha256"])
         elif got["sha256"] != want:
             raise _lock_mismatch(got["sha256"], want, path, how_to_fix)

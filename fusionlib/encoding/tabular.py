@@ -48,6 +48,10 @@ class TabularEncoder:
             raise InvalidInputError(f"fit expects a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
             raise InvalidInputError("cannot fit an encoder on an empty table")
+        if isinstance(self.discrete_columns, str):
+            raise InvalidInputError(
+                f"discrete_columns must be a list of column names, got the string "
+                f"{self.discrete_columns!r}; write discrete_columns=[{self.discrete_columns!r}]")
         unknown = [c for c in self.discrete_columns if c not in df.columns]
         if unknown:
             raise InvalidInputError(
@@ -147,7 +151,7 @@ class TabularEncoder:
             if span.kind == "continuous":
                 lo, hi = self.ranges_[span.column]
                 unit = (np.clip(x[:, span.start], -1.0, 1.0) + 1.0) / 2.0
-                values = unit * ((hi - lo) or 1.0) + lo
+                values = unit * (hi - lo) + lo  # a constant column (hi == lo) decodes to lo
                 if pd.api.types.is_integer_dtype(self.dtypes_[span.column]):
                     values = np.rint(values)
                 data[span.column] = values.astype(self.dtypes_[span.column])

@@ -113,7 +113,7 @@ def calibrate(records: pd.DataFrame, targets: Mapping, *, method: str = "raking"
     if weights is None:
         d = np.full(n, (size or n) / n, dtype=np.float64)
     else:
-        d = np.asarray(weights, dtype=np.float64)
+        d = _weights(weights)
         if d.shape != (n,) or not np.isfinite(d).all() or (d <= 0).any():
             raise InvalidInputError(f"weights must be {n} finite numbers > 0, one per record")
     if backend == "ipfn":
@@ -129,6 +129,15 @@ def calibrate(records: pd.DataFrame, targets: Mapping, *, method: str = "raking"
     return CalibrationResult(w, residuals, converged, n_iter, method)
 
 
+def _weights(weights: object) -> np.ndarray:
+    try:
+        return np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"weights must be numbers, one per record, got {type(weights).__name__} that does "
+            "not convert to float; pass a list or array of numbers (or None: uniform)") from None
+
+
 def achieved_totals(records: pd.DataFrame, targets: Mapping, weights: object = None
                     ) -> pd.DataFrame:
     """The residual table of ``targets`` under given ``weights`` (None: uniform, as above).
@@ -139,7 +148,7 @@ def achieved_totals(records: pd.DataFrame, targets: Mapping, weights: object = N
     parsed = parse_targets(records, targets, "linear")
     n = len(records)
     w = (np.full(n, (check_margins(records, parsed, 1e-9) or n) / n) if weights is None
-         else np.asarray(weights, dtype=np.float64))
+         else _weights(weights))
     if w.shape != (n,) or not np.isfinite(w).all():
         raise InvalidInputError(f"weights must be {n} finite numbers, one per record")
     return residual_table(parsed, w)

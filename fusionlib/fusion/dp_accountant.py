@@ -10,11 +10,13 @@ which :class:`OpacusAccountant` calls instead when opacus is installed (it is no
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import binom, gammaln, log_ndtr, logsumexp
 
+from fusionlib.checks import check_array
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["DEFAULT_ORDERS", "OpacusAccountant", "RDPAccountant", "compute_rdp", "epsilon",
@@ -60,7 +62,8 @@ def compute_rdp(sample_rate: float, noise_multiplier: float, steps: int,
 
     ``q = 1`` (no subsampling) gives the Gaussian mechanism's ``alpha / (2 sigma^2)``.
     """
-    q, sigma = float(sample_rate), float(noise_multiplier)
+    q, sigma = _number("sample_rate", sample_rate), _number("noise_multiplier", noise_multiplier)
+    orders = _orders("orders", orders).tolist()
     if not 0.0 <= q <= 1.0:
         raise InvalidInputError(f"sample_rate must lie in [0, 1], got {sample_rate}")
     if sigma < 0 or not math.isfinite(sigma):
@@ -82,6 +85,16 @@ def compute_rdp(sample_rate: float, noise_multiplier: float, steps: int,
     return np.asarray(out) * _check_steps(steps)
 
 
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _orders(name: str, values: object) -> np.ndarray:
+    return check_array(name, values, ndim=1, min_rows=0, finite=False)
+
+
 def _check_steps(steps: object) -> int:
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise InvalidInputError(f"steps must be an integer >= 0, got {steps!r}")
@@ -89,7 +102,7 @@ def _check_steps(steps: object) -> int:
 
 
 def _check_delta(delta: object) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
         raise InvalidInputError(f"delta must lie in (0, 1), e.g. 1e-5 (below 1/n), got {delta!r}")
     return float(delta)
 
@@ -98,7 +111,7 @@ def rdp_to_epsilon(orders: Sequence[float], rdp: Sequence[float], delta: float
                    ) -> tuple[float, float]:
     """(epsilon, best order) from RDP values (Balle et al. 2020, Theorem 21), epsilon >= 0."""
     delta = _check_delta(delta)
-    a, r = np.asarray(orders, dtype=float), np.asarray(rdp, dtype=float)
+    a, r = _orders("orders", orders), _orders("rdp", rdp)
     if a.shape != r.shape:
         raise InvalidInputError(f"{a.size} orders but {r.size} RDP values")
     with np.errstate(invalid="ignore"):
@@ -123,7 +136,7 @@ class RDPAccountant:
     """RDP accountant of the sampled Gaussian mechanism (this module's formulas)."""
 
     def __init__(self, orders: Sequence[float] = DEFAULT_ORDERS) -> None:
-        self.orders = tuple(float(a) for a in orders)
+        self.orders = tuple(_orders("orders", orders).tolist())
 
     def rdp(self, *, sample_rate: float, noise_multiplier: float, steps: int) -> np.ndarray:
         return compute_rdp(sample_rate, noise_multiplier, steps, self.orders)

@@ -17,6 +17,7 @@ projection pi_Vk of its discriminator.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ from fusionlib.encoding.tabular import Span
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.scaling import PooledScaler, pooled_scaler
 
-__all__ = ["SchemaEncoding", "check_source_columns", "schema_encoding"]
+__all__ = ["SchemaEncoding", "check_condition_column", "check_source_columns", "schema_encoding"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,15 @@ class SchemaEncoding:
         for col in df.columns:
             s = self.span(col)
             if s.kind == "continuous":
-                blocks.append(self.scaler.transform(df[[col]]))
+                with np.errstate(over="ignore"):
+                    block = self.scaler.transform(df[[col]])
+                if not np.isfinite(block).all():
+                    raise InvalidInputError(
+                        f"column {col!r} has values too large to encode (largest |value| "
+                        f"{np.abs(df[col].to_numpy(dtype=np.float64)).max():.3g}; the networks "
+                        "compute in float32, up to 3.4e38); rescale it before fitting, e.g. "
+                        "divide it by 1e6, or pass standardize=True")
+                blocks.append(block)
             else:
                 codes = self.onehot[col].codes(col, df[col].to_numpy())
                 block = np.zeros((len(df), s.stop - s.start), dtype=np.float32)
@@ -145,9 +154,33 @@ def schema_encoding(frames: Mapping[str, pd.DataFrame], columns: Sequence[str],
     return SchemaEncoding(columns, tuple(spans), scaler, onehot, dtypes)
 
 
+def _coding(values: pd.Series) -> set[str]:
+    """``"text"`` and/or ``"numbers"``: how a discrete column's values are coded."""
+    return {"text" if isinstance(v, str) else "numbers" for v in pd.unique(values)
+            if isinstance(v, str | numbers.Number)}
+
+
+def _check_coding(src: SourceSet, discrete: Sequence[str]) -> None:
+    """Raise if a discrete column holds text in one place and numbers in another (1 and '1'
+    would be two categories of the one-hot block)."""
+    for col in discrete:
+        where: dict[str, list[str]] = {"text": [], "numbers": []}
+        for name in src.names:
+            if col in src[name].columns:
+                for kind in _coding(src[name][col]):
+                    where[kind].append(name)
+        if where["text"] and where["numbers"]:
+            raise InvalidInputError(
+                f"discrete column {col!r} is coded as text in source(s) {where['text']} and as "
+                f"numbers in source(s) {where['numbers']}, so '1' and 1 would be two "
+                f"categories; code it one way in every source, e.g. "
+                f"df[{col!r}] = df[{col!r}].astype(str)")
+
+
 def check_source_columns(src: SourceSet, discrete: Sequence[str]) -> None:
-    """Raise unless every name in ``discrete`` is a column of some source, discrete columns have
-    no missing value, and every other column is numeric and finite."""
+    """Raise unless every name in ``discrete`` is a column of some source, coded one way (text
+    or numbers) everywhere, discrete columns have no missing value, and every other column is
+    numeric and finite."""
     unknown = [c for c in discrete if c not in src.columns]
     if unknown:
         raise InvalidInputError(
@@ -168,6 +201,21 @@ def check_source_columns(src: SourceSet, discrete: Sequence[str]) -> None:
             raise InvalidInputError(
                 f"source {name!r} has NaN or infinite values in column(s) {bad}; drop or "
                 "impute those rows first")
+    _check_coding(src, discrete)
+
+
+def check_condition_column(src: SourceSet, condition: str) -> None:
+    """Raise if the condition column holds non-integer floats in some source: a continuous
+    column would make one group per distinct value."""
+    for name in src.names:
+        values = src[name].get(condition)
+        if values is not None and pd.api.types.is_float_dtype(values) \
+                and not (values.dropna() % 1 == 0).all():
+            raise InvalidInputError(
+                f"the condition column {condition!r} is continuous (float values, "
+                f"{values.nunique()} distinct in source {name!r}): it would make one group per "
+                f"value; condition on a categorical column, or bin it first, e.g. "
+                f"df[{condition!r}] = pd.cut(df[{condition!r}], 4).astype(str)")
 
 
 def _check_numeric(source: str, column: str, dtype: object) -> None:

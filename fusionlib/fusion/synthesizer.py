@@ -22,7 +22,12 @@ from fusionlib.data.sources import SourceSet, as_source_set
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.fusion.conditional import conditional_fusion_step, group_codes
 from fusionlib.fusion.config import DEFAULT_CONFIG, FusionConfig
-from fusionlib.fusion.encoding import SchemaEncoding, check_source_columns, schema_encoding
+from fusionlib.fusion.encoding import (
+    SchemaEncoding,
+    check_condition_column,
+    check_source_columns,
+    schema_encoding,
+)
 from fusionlib.fusion.params import check_params, discrete_columns
 from fusionlib.fusion.step import fusion_step
 from fusionlib.gan.trainer import Trainer
@@ -148,6 +153,8 @@ class FusionGAN(BaseEstimator):
             raise InvalidInputError(
                 f"the condition column {self.condition!r} is in no source (columns: "
                 f"{list(src.columns)}); name a categorical column that a source has")
+        if self.condition is not None:
+            check_condition_column(src, self.condition)
         check_source_columns(src, self._discrete())
         return src
 

@@ -24,7 +24,12 @@ import torch
 from tqdm import tqdm
 
 from fusionlib import rng as rng_mod
-from fusionlib.checks import check_nonneg_int, check_positive_int
+from fusionlib.checks import (
+    check_device,
+    check_nonneg_int,
+    check_positive_int,
+    memory_error_as_input_error,
+)
 from fusionlib.errors import InvalidInputError, NotFittedError, TrainingDivergedError
 from fusionlib.gan.step import Batch, TrainingStep
 from fusionlib.io import atomic_write
@@ -101,6 +106,7 @@ class Trainer:
             raise InvalidInputError(
                 f"step must be a TrainingStep, got {type(self.step).__name__}")
         rng_mod.child(self.seed)  # validates the seed
+        check_device("device", self.device)
         check_nonneg_int("checkpoint_every", self.checkpoint_every)
         check_nonneg_int("log_every", self.log_every)
         if self.checkpoint_every and self.checkpoint_path is None:
@@ -139,7 +145,11 @@ class Trainer:
         batch = self.step.prepare(data, self.device)
         if not hasattr(self, "iteration_"):
             self._setup(batch)
-            self._maybe_resume(n_iter)
+            try:
+                self._maybe_resume(n_iter)
+            except BaseException:  # not set up: the next fit() checks the checkpoint again
+                del self.iteration_
+                raise
         elif _fingerprint(batch) != self._data_sha:
             raise InvalidInputError(
                 f"this trainer was fitted on other data (it is at iteration {self.iteration_}); "
@@ -241,4 +251,5 @@ class Trainer:
             raise NotFittedError("call fit(data, n_iter) before sample()")
         check_positive_int("n", n)
         g = rng_mod.torch_generator(seed, "sample", device=self.device)
-        return self.step.sample(n, g, **options).cpu()
+        with memory_error_as_input_error(f"sampling n={n:,} rows"):
+            return self.step.sample(n, g, **options).cpu()

@@ -21,10 +21,12 @@ Correlations (Gaussian, or any law through its correlation matrix)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
-from fusionlib.checks import check_array
+from fusionlib.checks import check_array, is_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.matching.validation import check_pair, check_shared_categories
 
@@ -106,7 +108,15 @@ def frechet_bounds_from_sources(sources: object, y: str, z: str,
         raise InvalidInputError(
             f"y={y!r} must be a column of one source only and z={z!r} of the other only; "
             f"the sources hold {[list(src[n].columns) for n in src.names]}")
+    if isinstance(overlap, str):
+        raise InvalidInputError(f"overlap must be a tuple of column names, got the string "
+                                f"{overlap!r}; write overlap=({overlap!r},)")
     x = list(overlap if overlap is not None else src.overlap(a, b))
+    missing = [c for c in x if c not in ta.columns or c not in tb.columns]
+    if missing:
+        raise InvalidInputError(
+            f"overlap column(s) {missing} must be in both sources (they hold "
+            f"{list(ta.columns)} and {list(tb.columns)}); name columns that both tables hold")
     check_shared_categories(ta, tb, x, (a, b))
     px = pd.concat([_key(ta, x), _key(tb, x)], ignore_index=True).value_counts(
         normalize=True).sort_index()
@@ -119,7 +129,11 @@ def frechet_bounds_from_sources(sources: object, y: str, z: str,
 
 
 def _check_rho(name: str, rho: float) -> float:
-    r = float(rho)
+    try:  # a number (or a 0-d array); text, None, bools and sequences are refused
+        scalar = not isinstance(rho, str | bytes | bool | np.bool_) and np.ndim(rho) == 0
+        r = float(rho) if scalar else math.nan
+    except (TypeError, ValueError):
+        r = math.nan
     if not np.isfinite(r) or abs(r) > 1:
         raise InvalidInputError(f"{name} must be a correlation in [-1, 1], got {rho!r}")
     return r
@@ -185,7 +199,8 @@ def completion_bounds(corr: np.ndarray, i: int, j: int) -> tuple[float, float, f
     """
     r = check_array("corr", corr, ndim=2)
     d = r.shape[0]
-    if r.shape != (d, d) or not (0 <= i < d and 0 <= j < d) or i == j:
+    if r.shape != (d, d) or not (is_int(i) and is_int(j)) or not (0 <= i < d and 0 <= j < d) \
+            or i == j:
         raise InvalidInputError(
             f"corr must be square and (i, j) two different indices below {d}; got shape "
             f"{r.shape}, i={i}, j={j}")

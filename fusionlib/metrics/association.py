@@ -17,11 +17,25 @@ import numpy as np
 import pandas as pd
 from scipy.stats.contingency import association
 
+from fusionlib.checks import check_frame
 from fusionlib.errors import InvalidInputError
 from fusionlib.metrics.fidelity import check_pair
 
 __all__ = ["cramers_v", "cramers_v_matrix", "dcc_matrix", "mutual_information",
            "plot_dcc_heatmaps"]
+
+
+def _labels(name: str, values: object) -> pd.Series:
+    """``values`` as a Series of category labels (a list or 1-D array is wrapped)."""
+    if isinstance(values, str | bytes) or np.ndim(values) != 1:
+        raise InvalidInputError(
+            f"{name} must be a 1-D sequence of category labels (a pandas Series), got "
+            f"{type(values).__name__}; pass a column, e.g. df['sex']")
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if s.isna().any():
+        raise InvalidInputError(f"{name} has {int(s.isna().sum())} missing values; drop those "
+                                "rows or fill them with a category of their own first")
+    return s
 
 
 def cramers_v(x: pd.Series, y: pd.Series) -> float:
@@ -31,6 +45,10 @@ def cramers_v(x: pd.Series, y: pd.Series) -> float:
     a single observed level there is no association to measure and V is defined as 0 (the
     formula would divide by zero).
     """
+    x, y = _labels("x", x), _labels("y", y)
+    if len(x) != len(y) or len(x) == 0:
+        raise InvalidInputError(f"x and y need equal lengths of at least 1 row, got {len(x)} "
+                                f"and {len(y)}; pass two columns of the same (non-empty) table")
     cx, ux = pd.factorize(x.astype(object).to_numpy())
     cy, uy = pd.factorize(y.astype(object).to_numpy())
     table = np.bincount(cx * len(uy) + cy, minlength=len(ux) * len(uy)).reshape(len(ux), -1)
@@ -41,7 +59,12 @@ def cramers_v(x: pd.Series, y: pd.Series) -> float:
 
 def cramers_v_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Symmetric matrix of pairwise Cramér's V (diagonal 1), indexed by ``columns``."""
+    check_frame("df", df)
     cols = list(df.columns if columns is None else columns)
+    unknown = [c for c in cols if c not in df.columns]
+    if unknown:
+        raise InvalidInputError(f"columns {unknown} are not in the table (columns: "
+                                f"{list(df.columns)}); name columns of df")
     mat = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
     for a, b in combinations(cols, 2):
         mat.loc[a, b] = mat.loc[b, a] = cramers_v(df[a], df[b])

@@ -24,7 +24,11 @@ def wasserstein1(a: np.ndarray, b: np.ndarray) -> float:
     the distance is ``inf`` rather than an error, so a training curve records the divergence
     and the run goes on; ``np.log`` of it is ``inf`` too.
     """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"samples must be numeric arrays ({exc}); encode text columns "
+                                "as numbers first") from None
     a = a[:, None] if a.ndim == 1 else a
     b = b[:, None] if b.ndim == 1 else b
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(len(a), len(b)) == 0:

@@ -103,6 +103,10 @@ def confusion_counts(y_true: Any, y_pred: Any, privileged: Any) -> np.ndarray:
         raise InvalidInputError(
             f"y_true, y_pred and privileged need equal lengths, got {len(y)}, {len(yhat)}, {len(g)}"
         )
+    if len(y) == 0:
+        raise InvalidInputError(
+            "y_true, y_pred and privileged are empty; fairness metrics need at least one row "
+            "(check the filter that selected the evaluation set)")
     return np.bincount(g * 4 + y * 2 + yhat, minlength=8).reshape(2, 2, 2)
 
 
@@ -152,10 +156,8 @@ def bootstrap_fairness(
     """
     if not (isinstance(n_boot, int) and n_boot >= 1):
         raise InvalidInputError(f"n_boot must be an int >= 1, got {n_boot!r}")
-    counts = confusion_counts(y_true, y_pred, privileged)
+    counts = confusion_counts(y_true, y_pred, privileged)  # refuses an empty set
     n = int(counts.sum())
-    if n == 0:
-        raise InvalidInputError("cannot bootstrap an empty evaluation set")
     draws = numpy_rng(seed, "bootstrap").multinomial(n, counts.ravel() / n, size=n_boot)
     values = metrics_from_counts(draws.reshape(n_boot, 2, 2, 2), metrics)
     return pd.DataFrame(values, columns=list(metrics))

@@ -50,8 +50,37 @@ class FeatureClassifier(nn.Module):
         return self.head(self.features(x))
 
 
+def _pixels(x: object) -> torch.Tensor:
+    """Images as a float32 tensor; text and NaN or infinite pixels are refused."""
+    try:
+        t = torch.as_tensor(np.asarray(x, dtype=np.float32))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"images must be numeric pixel arrays, got {type(x).__name__} "
+                                f"({exc})") from None
+    if not bool(torch.isfinite(t).all()):
+        raise InvalidInputError("images contain NaN or infinite pixels; a generator that "
+                                "produces them has diverged (or clean the data first)")
+    return t
+
+
+def _labels(labels: object, n: int, n_classes: int | None) -> torch.Tensor:
+    """Class indices 0..k-1 as a long tensor (k = ``n_classes`` or max + 1)."""
+    y = np.asarray(labels)
+    integral = y.dtype.kind in "biu" or (y.dtype.kind == "f" and np.isfinite(y).all()
+                                        and (y % 1 == 0).all())
+    if y.shape != (n,) or not integral:
+        raise InvalidInputError(
+            f"labels must be {n} integer class indices 0..k-1 (one per image), got shape "
+            f"{y.shape} of dtype {y.dtype}; map class names first, e.g. pd.factorize(labels)[0]")
+    k = int(n_classes) if n_classes else int(y.max()) + 1
+    if y.size and (y.min() < 0 or y.max() >= k):
+        raise InvalidInputError(f"labels must lie in 0..{k - 1} (n_classes={k}), got values "
+                                f"from {y.min()} to {y.max()}; pass n_classes= to match")
+    return torch.as_tensor(y, dtype=torch.long)
+
+
 def _images(x: object, shape: tuple[int, ...]) -> torch.Tensor:
-    t = torch.as_tensor(np.asarray(x), dtype=torch.float32)
+    t = _pixels(x)
     if t.ndim == 2 and t.shape[1] == int(np.prod(shape)):
         t = t.reshape(-1, *shape)
     if tuple(t.shape[1:]) != shape:
@@ -64,11 +93,11 @@ def train_feature_classifier(images: object, labels: object, *, seed: int, epoch
                              batch_size: int = 128, lr: float = 1e-3, width: int = 16,
                              n_classes: int | None = None) -> FeatureClassifier:
     """Train a :class:`FeatureClassifier` on images ``(n, C, H, W)`` in [-1, 1] and labels."""
-    x = torch.as_tensor(np.asarray(images), dtype=torch.float32)
-    y = torch.as_tensor(np.asarray(labels), dtype=torch.long)
-    if x.ndim != 4 or y.shape != (x.shape[0],):
-        raise InvalidInputError(f"need images (n, C, H, W) and labels (n,), got {tuple(x.shape)} "
-                                f"and {tuple(y.shape)}")
+    x = _pixels(images)
+    if x.ndim != 4:
+        raise InvalidInputError(f"need images (n, C, H, W) and labels (n,), got images of shape "
+                                f"{tuple(x.shape)}")
+    y = _labels(labels, x.shape[0], n_classes)
     check_positive_int("epochs", epochs)
     check_positive_int("batch_size", batch_size)
     check_positive("lr", lr)
@@ -119,6 +148,9 @@ def classifier_scores(model: FeatureClassifier, real: object, fake: object, *,
 def accuracy(model: FeatureClassifier, images: object, labels: object) -> float:
     """Share of correctly classified images."""
     x = _images(images, model.image_shape)
+    if np.shape(labels) != (len(x),):
+        raise InvalidInputError(f"{len(x)} images but {np.size(labels)} labels; pass one label "
+                                "per image")
     pred = np.concatenate([model(x[i:i + 500]).argmax(1).numpy() for i in range(0, len(x), 500)])
     return float((pred == np.asarray(labels)).mean())
 

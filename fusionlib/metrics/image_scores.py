@@ -28,8 +28,16 @@ __all__ = ["feature_statistics", "frechet_distance", "frechet_from_features",
            "inception_score", "require_torch_fidelity", "torch_fidelity_scores"]
 
 
+def _floats(name: str, x: object) -> np.ndarray:
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be numeric, got {type(x).__name__} ({exc}); pass "
+                                "arrays of numbers") from None
+
+
 def _as_2d(name: str, x: object, min_rows: int = 2) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
+    arr = _floats(name, x)
     if arr.ndim != 2:
         raise InvalidInputError(f"{name} must be a 2-D array (n, features), got shape "
                                 f"{arr.shape}")
@@ -46,18 +54,30 @@ def feature_statistics(features: object) -> tuple[np.ndarray, np.ndarray]:
     return f.mean(axis=0), np.cov(f, rowvar=False, ddof=1).reshape(f.shape[1], f.shape[1])
 
 
-def _psd_sqrt(s: np.ndarray) -> np.ndarray:
-    w, v = np.linalg.eigh((s + s.T) / 2)
-    return (v * np.sqrt(np.clip(w, 0.0, None))) @ v.T
+def _check_covariance(name: str, s: np.ndarray, eigenvalues: np.ndarray) -> None:
+    """Refuse a matrix that is not symmetric or has a negative eigenvalue beyond rounding (the
+    clipped square root would otherwise hide it, e.g. -I gave a distance of 0)."""
+    size = float(np.abs(s).max()) if s.size else 0.0
+    asym = float(np.abs(s - s.T).max()) if s.size else 0.0
+    if asym > 1e-6 * size:
+        raise InvalidInputError(
+            f"{name} is not symmetric (largest |S - S^T| = {asym:.3g}); pass a covariance "
+            "matrix, e.g. from feature_statistics(features)")
+    if eigenvalues.size and eigenvalues.min() < -1e-6 * float(np.abs(eigenvalues).max()):
+        raise InvalidInputError(
+            f"{name} is not positive semi-definite (smallest eigenvalue "
+            f"{eigenvalues.min():.3g}); pass a covariance matrix, e.g. from "
+            "feature_statistics(features)")
 
 
 def frechet_distance(mu1: object, sigma1: object, mu2: object, sigma2: object) -> float:
     """Squared Fréchet (2-Wasserstein) distance between two Gaussians; >= 0.
 
-    Covariances must be symmetric positive semi-definite ``(k, k)`` matrices.
+    Covariances must be symmetric positive semi-definite ``(k, k)`` matrices (others are
+    refused, beyond rounding).
     """
-    m1, m2 = np.atleast_1d(np.asarray(mu1, float)), np.atleast_1d(np.asarray(mu2, float))
-    s1, s2 = np.atleast_2d(np.asarray(sigma1, float)), np.atleast_2d(np.asarray(sigma2, float))
+    m1, m2 = np.atleast_1d(_floats("mu1", mu1)), np.atleast_1d(_floats("mu2", mu2))
+    s1, s2 = np.atleast_2d(_floats("sigma1", sigma1)), np.atleast_2d(_floats("sigma2", sigma2))
     k = m1.shape[0]
     if m1.shape != (k,) or m2.shape != (k,) or s1.shape != (k, k) or s2.shape != (k, k):
         raise InvalidInputError(
@@ -66,7 +86,10 @@ def frechet_distance(mu1: object, sigma1: object, mu2: object, sigma2: object) -
     for name, a in (("mu1", m1), ("mu2", m2), ("sigma1", s1), ("sigma2", s2)):
         if not np.all(np.isfinite(a)):
             raise InvalidInputError(f"{name} contains NaN or infinite values")
-    r1 = _psd_sqrt(s1)
+    w1, v1 = np.linalg.eigh((s1 + s1.T) / 2)
+    _check_covariance("sigma1", s1, w1)
+    _check_covariance("sigma2", s2, np.linalg.eigvalsh((s2 + s2.T) / 2))
+    r1 = (v1 * np.sqrt(np.clip(w1, 0.0, None))) @ v1.T  # S1^(1/2)
     inner = r1 @ s2 @ r1
     eig = np.linalg.eigvalsh((inner + inner.T) / 2)
     tr_sqrt = float(np.sqrt(np.clip(eig, 0.0, None)).sum())

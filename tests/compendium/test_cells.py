@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from fusionlib.compendium import cells as C
-from fusionlib.compendium import cells_registry, cells_store
+from fusionlib.compendium import cells_frames, cells_registry, cells_store
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
@@ -145,6 +145,57 @@ def test_shard_round_trip(tmp_path):
     assert back.header["versions"]["python"] and back.header["scale"] == "smoke"
     empty = C.frame_from_json(C.frame_to_json(rows.iloc[:0]))
     assert list(empty.columns) == list(rows.columns) and len(empty) == 0
+
+
+def _strict_json(text: str):
+    def refuse(token):
+        raise ValueError(f"bare {token} token: not valid JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_non_finite_meta_and_figures_are_written_as_valid_json_and_read_back_alike(tmp_path):
+    cell = FAKE.cells("smoke")[0]
+    figures = {"curve": np.array([0.5, np.nan, np.inf, -np.inf]), "scalar": np.float64("nan"),
+               "nested": {"m": [[1.0, float("nan")]], "names": ["a", None]},
+               "frame": C.frame_to_json(pd.DataFrame({"x": [np.nan, 1.0]})), "none": None}
+    shard = C.Shard(pd.DataFrame({"x": [1.0]}), figures, meta={"loss": float("nan"),
+                                                               "top": float("inf")})
+    path = C.write_shard(tmp_path / "x.shard.json", cell, shard, "k" * 64, scale="smoke")
+    _strict_json(path.read_text())  # no NaN / Infinity tokens
+    back = C.load_shard(path, "k" * 64, cell)
+    assert back.figures["curve"][0] == 0.5 and np.isnan(back.figures["curve"][1])
+    assert back.figures["curve"][2:] == [np.inf, -np.inf]
+    assert np.isnan(back.figures["nested"]["m"][0][1])  # numeric lists stay numeric
+    assert back.figures["nested"]["names"] == ["a", None] and back.figures["none"] is None
+    assert back.figures["scalar"] is None and back.meta == {"loss": None, "top": "inf"}
+    assert np.isnan(C.frame_from_json(back.figures["frame"])["x"].iloc[0])
+    # a shard written before (bare NaN / Infinity tokens) reads back the same
+    obj = json.loads(path.read_text())
+    obj["figures"], obj["meta"] = figures, shard.meta
+    path.write_text(json.dumps(obj, default=cells_frames.json_default))
+    old = C.load_shard(path, "k" * 64, cell)
+    assert old.meta == back.meta and old.figures["scalar"] is None
+    assert json.dumps(old.figures, sort_keys=True) == json.dumps(back.figures, sort_keys=True)
+
+
+def test_a_failed_recompute_over_a_stale_shard_is_listed_as_failed(tmp_path, monkeypatch):
+    C.results("fake_grid", "smoke", root=tmp_path, progress=False)
+    cell = FAKE.cells("smoke")[1]
+    p1 = _paths(tmp_path)[1]
+    obj = json.loads(p1.read_text())
+    obj["code_key"] = "0" * 64  # stale: written by other code
+    p1.write_text(json.dumps(obj))
+    assert C.cell_status(FAKE, "smoke", cell, tmp_path) == "stale"
+    monkeypatch.setenv("FAKE_CELLS_FAIL", "1")
+    with pytest.raises(C.CellsFailedError), pytest.warns(C.StaleShardWarning):
+        C.run_cell("fake_grid", "smoke", cell.cell_id, tmp_path)
+    assert p1.is_file() and C.error_path(tmp_path, "fake_grid", "smoke", cell.cell_id).is_file()
+    assert C.cell_status(FAKE, "smoke", cell, tmp_path) == "failed"
+    monkeypatch.delenv("FAKE_CELLS_FAIL")
+    with pytest.warns(C.StaleShardWarning):
+        C.run_cell("fake_grid", "smoke", cell.cell_id, tmp_path)
+    assert C.cell_status(FAKE, "smoke", cell, tmp_path) == "done"
+    assert not C.error_path(tmp_path, "fake_grid", "smoke", cell.cell_id).exists()
 
 
 def test_present_shards_are_read_never_recomputed(tmp_path):
@@ -384,6 +435,8 @@ def test_notebook_status_follows_the_runners_stamp(tmp_path):
     (out / "tiny.ipynb").write_text("{}")
     assert C.notebook_status(nb, "smoke", 0, out) == (key, "stale")
     (out / "tiny.stamp.json").write_text(json.dumps({"key": key}))
+    assert C.notebook_status(nb, "smoke", 0, out) == (key, "stale")  # no results folder
+    (out / "tiny").mkdir()
     assert C.notebook_status(nb, "smoke", 0, out) == (key, "done")
     assert C.notebook_status(nb, "cpu", 0, out)[1] == "stale"
     assert C.notebook_status(nb, "smoke", 1, out)[1] == "stale"

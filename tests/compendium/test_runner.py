@@ -190,3 +190,53 @@ def test_the_runner_runs_only_what_it_is_named(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--scale", "smoke"])
     assert exc.value.code == 2 and "notebooks" in capsys.readouterr().err
+
+
+def _fake_execute(calls):
+    """A stand-in for papermill: writes the executed notebook and one result file."""
+    def execute(path, out_dir, scale, params=None, *, timeout=None):
+        calls.append(path.stem)
+        (out_dir / path.stem).mkdir(parents=True, exist_ok=True)
+        (out_dir / path.stem / "claims.csv").write_text("claim_id\n")
+        (out_dir / f"{path.stem}.ipynb").write_text("{}")
+        return out_dir / f"{path.stem}.ipynb"
+    return execute
+
+
+@pytest.mark.parametrize("remove", ["folder", "file"])
+def test_deleted_results_make_a_notebook_stale_not_up_to_date(tmp_path, monkeypatch, remove):
+    """The results are part of "done": a stamp without them must not hide the loss."""
+    import shutil
+
+    from fusionlib.compendium import runner
+    from fusionlib.compendium.cells import notebook_status
+
+    calls: list[str] = []
+    monkeypatch.setattr(runner, "execute_notebook", _fake_execute(calls))
+    nb, out = _write(tmp_path / "tiny.md", BODY), tmp_path / "out"
+    assert run_all([nb], out, "smoke", params={"seed": 0}) == {"tiny": "ran"}
+    assert run_all([nb], out, "smoke", params={"seed": 0}) == {"tiny": "up to date"}
+    assert notebook_status(nb, "smoke", 0, out)[1] == "done"
+    if remove == "folder":
+        shutil.rmtree(out / "tiny")
+    else:
+        (out / "tiny" / "claims.csv").unlink()
+    assert notebook_status(nb, "smoke", 0, out)[1] == "stale"
+    assert run_all([nb], out, "smoke", params={"seed": 0}) == {"tiny": "ran"}
+    assert calls == ["tiny", "tiny"]
+    assert (out / "tiny" / "claims.csv").is_file()
+
+
+@pytest.mark.parametrize("stamp", [b"\xff\xfe not json", b"[1, 2]", b"{\"key\": ", b""])
+def test_an_unreadable_stamp_counts_as_stale(tmp_path, monkeypatch, stamp):
+    from fusionlib.compendium import runner
+    from fusionlib.compendium.cells import notebook_status
+
+    calls: list[str] = []
+    monkeypatch.setattr(runner, "execute_notebook", _fake_execute(calls))
+    nb, out = _write(tmp_path / "tiny.md", BODY), tmp_path / "out"
+    run_all([nb], out, "smoke", params={"seed": 0})
+    (out / "tiny.stamp.json").write_bytes(stamp)
+    assert notebook_status(nb, "smoke", 0, out)[1] == "stale"
+    assert run_all([nb], out, "smoke", params={"seed": 0}) == {"tiny": "ran"}  # re-run, not a crash
+    assert run_all([nb], out, "smoke", params={"seed": 0}) == {"tiny": "up to date"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import fusionlib.data.registry as registry_module
-from fusionlib.data import REGISTRY, dataset_paths, get_spec, load, provision
+from fusionlib.data import REGISTRY, dataset_paths, get_spec, load, provision, read_lock
 from fusionlib.data import __main__ as cli
 from fusionlib.data import provisioning as provision_module
 from fusionlib.data import store as store_module
@@ -140,11 +140,12 @@ def test_the_lock_file_keeps_one_line_per_file(data_home, monkeypatch):
                        (FileSpec("a b.csv", None, hash_policy=RECORD),
                         FileSpec("c.csv", None, hash_policy=RECORD)), "place them")
     monkeypatch.setitem(REGISTRY, "toy", spec)
-    _place(data_home, "toy", "a b.csv", b"1")
-    _place(data_home, "toy", "c.csv", b"2")
+    one, two = b"x\n1\n", b"x\n2\n"  # plausible CSV files (a header and a row)
+    _place(data_home, "toy", "a b.csv", one)
+    _place(data_home, "toy", "c.csv", two)
     dataset_paths("toy")
     assert (data_home / "toy" / "SHA256SUMS").read_text() == (
-        f"{_sha(b'1')}  a b.csv\n{_sha(b'2')}  c.csv\n")
+        f"{_sha(one)}  a b.csv\n{_sha(two)}  c.csv\n")
 
 
 def test_a_malformed_lock_file_is_an_integrity_error(data_home):
@@ -175,12 +176,65 @@ def test_a_provisioned_download_is_checked_against_the_recorded_hash(data_home, 
 
 
 def test_a_first_download_records_its_hash(data_home, capsys):
-    spec = get_spec("credit_default")
+    spec = get_spec("law_school")
     (f,) = spec.files
-    provision_module._install_payload(spec, f.name, b"workbook bytes", "https://example")
-    lock = data_home / "credit_default" / "SHA256SUMS"
-    assert lock.read_text() == f"{_sha(b'workbook bytes')}  {f.name}\n"
-    assert _sha(b"workbook bytes") in capsys.readouterr().err
+    provision_module._install_payload(spec, f.name, LAW_CSV, "https://example")
+    lock = data_home / "law_school" / "SHA256SUMS"
+    assert lock.read_text() == f"{_sha(LAW_CSV)}  {f.name}\n"
+    assert _sha(LAW_CSV) in capsys.readouterr().err
+
+
+def _zip(n_members: int = 3) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(n_members):
+            zf.writestr(f"celeba_hq_256/{i:05d}.png", bytes(range(256)) * 8)
+    return buf.getvalue()
+
+
+_TRUNCATED = [
+    ("law_school", LAW_CSV[:-12], "row 3 has 3 fields, the header 6"),
+    ("law_school", b"", "empty"),
+    ("law_school", b"LSAT,GPA,Gender,Race,resident,admit\n", "no data row"),
+    ("credit_default", b"workbook bytes", "not an OLE2"),
+    ("credit_default", bytes.fromhex("d0cf11e0a1b11ae1") + b"\0" * 600, "xlrd cannot read it"),
+    ("celeba_hq", _zip()[:-40], "not a readable zip"),
+]
+
+
+@pytest.mark.parametrize("dataset, payload, reason", _TRUNCATED)
+def test_a_truncated_first_download_is_neither_installed_nor_recorded(data_home, dataset,
+                                                                      payload, reason):
+    """Recording a bad first copy made it the reference: the correct file was then refused."""
+    spec = get_spec(dataset)
+    (f,) = spec.files
+    with pytest.raises(DataIntegrityError, match=f"does not look like a complete.*{reason}"):
+        provision_module._install_payload(spec, f.name, payload, "https://example")
+    assert not (data_home / dataset / f.name).exists()
+    assert not (data_home / dataset / "SHA256SUMS").exists()
+
+
+def test_a_good_zip_after_a_truncated_one_is_installed_and_recorded(data_home, capsys):
+    spec = get_spec("celeba_hq")
+    (f,) = spec.files
+    with pytest.raises(DataIntegrityError):
+        provision_module._install_payload(spec, f.name, _zip()[:-40], "copy 1")
+    provision_module._install_payload(spec, f.name, _zip(), "copy 2")
+    assert read_lock(data_home / "celeba_hq") == {f.name: _sha(_zip())}
+
+
+def test_a_truncated_file_placed_by_hand_is_refused_and_not_recorded(data_home):
+    path = _place(data_home, "law_school", "law_school.csv", LAW_CSV[:-12])
+    with pytest.raises(DataIntegrityError, match="does not look like a complete CSV.*not "
+                                                 "recorded"):
+        load("law_school")
+    assert not (path.parent / "SHA256SUMS").exists()
+    path.write_bytes(LAW_CSV)  # the correct copy is accepted, and its hash recorded
+    assert len(load("law_school")) == 2
+    assert read_lock(path.parent) == {"law_school.csv": _sha(LAW_CSV)}
 
 
 # --- a folder where a file should be -------------------------------------------------------
@@ -314,3 +368,25 @@ def test_the_module_entry_point_prints_no_traceback_for_an_unknown_name(tmp_path
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: unknown dataset 'nope'; known: ")
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+@pytest.mark.parametrize("command", [["provision"], ["status"], ["provision", "adult"]])
+def test_a_data_folder_that_is_a_file_is_one_line_on_stderr(tmp_path, monkeypatch, capsys,
+                                                             command, below):
+    afile = tmp_path / "not-a-folder"
+    afile.write_text("x")
+    monkeypatch.setenv("FUSIONLIB_DATA", str(afile / below) if below else str(afile))
+    assert cli.main(command) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: FUSIONLIB_DATA=") and err.count("\n") == 1
+    assert "is a file, not a folder" in err and "unset it" in err
+
+
+def test_a_truncated_zip_placed_by_hand_is_read_in_place_and_refused(data_home):
+    path = _place(data_home, "celeba_hq", "celeba_hq_256.zip", _zip()[:-40])
+    with pytest.raises(DataIntegrityError, match="complete zip file: not a readable zip"):
+        dataset_paths("celeba_hq")
+    path.write_bytes(_zip())
+    dataset_paths("celeba_hq")
+    assert read_lock(path.parent) == {"celeba_hq_256.zip": _sha(_zip())}

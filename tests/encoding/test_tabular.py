@@ -71,3 +71,19 @@ def test_errors_name_the_problem(frame):
         enc.transform(frame.assign(job="z"))
     with pytest.raises(InvalidInputError, match="missing values"):
         TabularEncoder(["sex", "job"]).fit(frame.assign(score=np.nan))
+
+
+@pytest.mark.parametrize("value", [2.5, 7])
+def test_a_constant_column_decodes_to_its_value_whatever_the_generator_says(value):
+    df = pd.DataFrame({"c": [value] * 4, "x": [0.0, 1.0, 2.0, 3.0]})
+    enc = TabularEncoder().fit(df)
+    out = enc.inverse_transform(np.array([[-1.0, 0.0], [0.3, 0.0], [1.0, 0.0], [5.0, 0.0]]))
+    assert (out["c"] == value).all() and out["c"].dtype == df["c"].dtype  # fitted range [v, v]
+    np.testing.assert_array_equal(out["x"], [1.5] * 4)
+
+
+def test_discrete_columns_given_as_one_string_are_refused():
+    """'sex' would be read letter by letter: a column 'e' would count as discrete."""
+    df = pd.DataFrame({"sex": ["F", "M"], "s": ["a", "b"], "e": [1.0, 2.0], "x": [0.0, 1.0]})
+    with pytest.raises(InvalidInputError, match=r"list of column names.*\['sex'\]"):
+        TabularEncoder("sex").fit(df)

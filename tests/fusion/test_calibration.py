@@ -208,3 +208,11 @@ def test_bad_records_and_options_are_refused():
         calibrate(ok.to_numpy(), counts)
     with pytest.raises(InvalidInputError, match="supports method='raking' only"):
         calibrate(ok, counts, method="linear", backend="ipfn")
+
+
+@pytest.mark.parametrize("weights", [["a", "b", "c", "d"], {"a": 1}, "1111", [[1, 2], [3, 4]]])
+def test_non_numeric_initial_weights_are_an_input_error(weights):
+    for call in (lambda: calibrate(TWO_BY_TWO, TWO_BY_TWO_TARGETS, weights=weights),
+                 lambda: achieved_totals(TWO_BY_TWO, TWO_BY_TWO_TARGETS, weights=weights)):
+        with pytest.raises(InvalidInputError, match="weights must be"):
+            call()

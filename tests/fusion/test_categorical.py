@@ -163,3 +163,14 @@ def test_bad_categorical_input(kw, change, match):
         src["B"] = change(src)
     with pytest.raises(InvalidInputError, match=match):
         model(**kw).fit(src)
+
+
+@pytest.mark.parametrize("other", [lambda g: g.map({"a": 1, "b": 2, "c": 3}),
+                                   lambda g: g.map({"a": "1", "b": "2", "c": 3})])
+def test_a_discrete_column_coded_as_numbers_and_as_text_is_refused(other):
+    """1 and '1' would be two categories of one column."""
+    src = sources(n=100, levels=np.array(["1", "2", "3"]))
+    src["B"] = src["B"].assign(g=other(src["B"]["g"].map({"1": "a", "2": "b", "3": "c"})))
+    with pytest.raises(InvalidInputError,
+                       match=r"discrete column 'g' is coded as text.*and as numbers.*astype"):
+        model().fit(src)

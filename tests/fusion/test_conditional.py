@@ -152,3 +152,15 @@ def test_resume_from_checkpoint_is_bitwise(tmp_path):
         assert torch.equal(a, b)
     kw = dict(seed=4, shares={"lo": 0.5, "mid": 0.5})
     pd.testing.assert_frame_equal(whole.sample(50, **kw), resumed.sample(50, **kw))
+
+
+def test_a_continuous_condition_column_is_refused():
+    """A float column would give one group per distinct value."""
+    with pytest.raises(InvalidInputError,
+                       match=r"condition column 'x' is continuous.*\d+ distinct.*pd\.cut"):
+        model(condition="x", discrete_columns=["g"]).fit(sources())
+
+
+def test_conditional_sampling_beyond_memory_is_a_clear_error(fitted):
+    with pytest.raises(InvalidInputError, match="n=1,000,000,000,000 rows.*memory"):
+        fitted.sample(10**12)

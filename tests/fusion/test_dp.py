@@ -139,6 +139,30 @@ def test_accountant_rejects_bad_arguments():
         compute_rdp(0.1, 1.0, 1, [1.0, 2.0])
 
 
+def test_numpy_numbers_are_accepted_where_python_numbers_are():
+    q, sigma, delta = np.float32(0.01), np.float32(1.1), np.float32(1e-5)
+    ours = epsilon(sample_rate=q, noise_multiplier=sigma, steps=np.int64(100), delta=delta)
+    plain = epsilon(sample_rate=float(q), noise_multiplier=float(sigma), steps=100,
+                    delta=float(delta))
+    assert ours == plain and 0 < ours < math.inf
+    assert rdp_to_epsilon([2.0, 3.0], [0.1, 0.2], np.float32(1e-5)) == rdp_to_epsilon(
+        [2.0, 3.0], [0.1, 0.2], float(np.float32(1e-5)))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: compute_rdp("0.01", 1.0, 10), "sample_rate must be a number"),
+    (lambda: compute_rdp(0.01, "1.0", 10), "noise_multiplier must be a number"),
+    (lambda: compute_rdp(0.01, 1.0, 10, ["a", 2.0]), "orders must be numeric"),
+    (lambda: rdp_to_epsilon(["a"], [0.1], 1e-5), "orders must be numeric"),
+    (lambda: rdp_to_epsilon([2.0], ["x"], 1e-5), "rdp must be numeric"),
+    (lambda: RDPAccountant(["a"]), "orders must be numeric"),
+])
+def test_text_arguments_of_the_accountant_are_refused(call, match):
+    """compute_rdp("0.01", ...) used to be accepted (float() of the string)."""
+    with pytest.raises(InvalidInputError, match=match):
+        call()
+
+
 # ---------------------------------------------------------------------- clipping and noise
 def test_clipping_bounds_every_per_sample_norm():
     step = make_step(DPConfig(noise_multiplier=0.0, max_grad_norm=0.05))

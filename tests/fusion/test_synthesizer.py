@@ -155,3 +155,24 @@ def test_failed_refit_leaves_the_model_unfitted():
         m.fit({"A": sources()["A"]})
     with pytest.raises(NotFittedError):
         m.sample(3)
+
+
+def test_a_constant_continuous_column_is_sampled_as_its_value():
+    src = sources()
+    src["B"] = src["B"].assign(c=3.0)
+    out = model(epochs=1).fit(src).sample(50, seed=1)
+    assert (out["c"] == 3.0).all()  # not 3 + the generator's output on a unit scale
+    assert out["x"].nunique() == 50
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_finite_values_too_large_to_encode_are_refused_not_sampled_as_inf(standardize):
+    src = sources()
+    src["A"] = src["A"].assign(y=src["A"]["y"] * 1e299)  # finite, up to about 1e301
+    with pytest.raises(InvalidInputError, match=r"column 'y'.*too large.*rescale"):
+        model(epochs=1, standardize=standardize).fit(src)
+
+
+def test_sampling_more_rows_than_memory_holds_is_a_clear_error(fitted):
+    with pytest.raises(InvalidInputError, match="n=1,000,000,000,000 rows.*memory"):
+        fitted.sample(10**12)

@@ -211,3 +211,50 @@ def test_settings_are_checked_before_training_starts():
 def test_data_width_is_checked_against_the_networks():
     with pytest.raises(InvalidInputError, match="3 columns but the critic was built for 2"):
         make().fit(np.zeros((50, 3), dtype=np.float32), 2)
+
+
+def test_a_refused_checkpoint_stays_refused_and_untouched_on_the_next_fit(tmp_path):
+    """fit() refusing a checkpoint must not leave the trainer half set up: the next fit() used
+    to train from scratch and overwrite the checkpoint."""
+    path = tmp_path / "ckpt.pt"
+    make(checkpoint_path=path).fit(DATA, 6)
+    before = path.read_bytes()
+    other = make(seed=9, checkpoint_path=path)
+    for _ in range(2):
+        with pytest.raises(InvalidInputError, match="different.*seed"):
+            other.fit(DATA, 8)
+    short = make(checkpoint_path=path)
+    for _ in range(2):
+        with pytest.raises(InvalidInputError, match="past n_iter=3"):
+            short.fit(DATA, 3)
+    assert path.read_bytes() == before and not hasattr(other, "iteration_")
+    resumed = short.fit(DATA, 8)  # the same trainer still resumes once asked correctly
+    assert resumed.iteration_ == 8 and len(resumed.history_) == 8
+    assert same(weights(resumed), weights(make().fit(DATA, 8)))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only message")
+def test_cuda_device_on_a_cpu_only_torch_names_the_fix():
+    with pytest.raises(InvalidInputError, match="device='cuda'.*no CUDA.*device='cpu'"):
+        make(device="cuda").fit(DATA, 2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_trains_where_there_is_a_gpu_and_an_absent_index_is_refused():
+    assert torch.isfinite(make(device="cuda").fit(DATA, 2).sample(5)).all()
+    count = torch.cuda.device_count()
+    with pytest.raises(InvalidInputError, match=f"torch sees {count} CUDA device"):
+        make(device=f"cuda:{count}").fit(DATA, 2)
+
+
+@pytest.mark.parametrize("device", ["gpu", "", 3])
+def test_a_device_that_torch_does_not_know_is_refused(device):
+    with pytest.raises(InvalidInputError, match="device.*'cpu' or 'cuda'"):
+        make(device=device).fit(DATA, 2)
+
+
+def test_sampling_more_rows_than_memory_holds_is_a_clear_error():
+    tr = make().fit(DATA, 2)
+    with pytest.raises(InvalidInputError, match="n=1,000,000,000,000 rows.*memory.*fewer rows"):
+        tr.sample(10**12)
+    assert tr.sample(5).shape == (5, 2)

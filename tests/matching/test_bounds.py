@@ -195,3 +195,28 @@ def test_bounds_from_sources_reject_one_sided_categories():
     b = pd.DataFrame({"x": ["a", "a"], "z": ["0", "1"]})
     with pytest.raises(InvalidInputError, match="one source only"):
         frechet_bounds_from_sources({"A": a, "B": b}, "y", "z")
+
+
+@pytest.mark.parametrize("rho", ["0.5", None, [0.1, 0.2], float("nan"), True])
+def test_a_correlation_that_is_not_a_number_is_an_input_error(rho):
+    with pytest.raises(InvalidInputError, match=r"rho_xy must be a correlation in \[-1, 1\]"):
+        correlation_bounds(rho, 0.5)
+    assert correlation_bounds(np.float32(0.5), 0.5) == correlation_bounds(0.5, 0.5)
+
+
+@pytest.mark.parametrize("overlap, match", [
+    (("nope",), r"overlap column\(s\) \['nope'\] must be in both sources"),
+    (("x", "y"), r"overlap column\(s\) \['y'\] must be in both sources"),
+    ("x", "overlap must be a tuple of column names"),
+])
+def test_an_overlap_that_is_not_in_both_sources_is_an_input_error(overlap, match):
+    a = pd.DataFrame({"x": ["a", "b"] * 2, "y": ["0", "1", "1", "0"]})
+    b = pd.DataFrame({"x": ["a", "b"] * 2, "z": ["0", "1", "0", "0"]})
+    with pytest.raises(InvalidInputError, match=match):
+        frechet_bounds_from_sources({"A": a, "B": b}, "y", "z", overlap=overlap)
+
+
+@pytest.mark.parametrize("i, j", [("0", 1), (0, 1.0), (None, 1), (-1, 1)])
+def test_completion_indices_must_be_integers_in_range(i, j):
+    with pytest.raises(InvalidInputError, match="two different indices below 3"):
+        completion_bounds(np.eye(3), i, j)

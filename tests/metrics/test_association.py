@@ -115,3 +115,25 @@ def test_mutual_information_rejects_bad_columns():
         mutual_information(df, "A", "Y")
     with pytest.raises(InvalidInputError, match="different columns"):
         mutual_information(df, "A", "A")
+
+
+@pytest.mark.parametrize("x, y, match", [
+    ("abc", "abd", "1-D sequence"), (3, [1, 2], "1-D sequence"),
+    ([1, 2, 1], [1, 2], "equal lengths"), ([], [], "empty"),
+    (pd.Series(["a", None, "b"]), pd.Series(["u", "v", "v"]), "missing"),
+])
+def test_cramers_v_bad_input_is_an_input_error(x, y, match):
+    with pytest.raises(InvalidInputError, match=match):
+        cramers_v(x, y)
+
+
+def test_cramers_v_accepts_lists_as_series():
+    x, y = ["a", "b", "a", "b"], [1, 2, 1, 1]
+    assert cramers_v(x, y) == cramers_v(pd.Series(x), pd.Series(y))
+
+
+def test_cramers_v_matrix_needs_a_frame_and_its_columns():
+    with pytest.raises(InvalidInputError, match="df must be a pandas DataFrame"):
+        cramers_v_matrix([[1, 2]])
+    with pytest.raises(InvalidInputError, match=r"columns \['nope'\] are not in the table"):
+        cramers_v_matrix(pd.DataFrame({"a": [1, 2], "b": [1, 1]}), ["a", "nope"])

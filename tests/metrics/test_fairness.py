@@ -182,3 +182,9 @@ def test_bootstrap_mean_difference_reports_a_metric_undefined_in_every_draw():
     real = pd.DataFrame({"DI": [np.nan, np.nan]})
     out = bootstrap_mean_difference(pd.DataFrame({"DI": [0.5, 0.7]}), real)
     assert np.isnan(out.loc["DI", "abs_diff"]) and out.loc["DI", "nan_real"] == 2
+
+
+@pytest.mark.parametrize("call", [fairness_metrics, group_confusion, confusion_counts])
+def test_empty_arrays_are_refused_not_reported_as_nan(call):
+    with pytest.raises(InvalidInputError, match="empty.*at least one row"):
+        call([], [], [])

@@ -156,3 +156,56 @@ def test_feature_classifier_is_deterministic():
     sa, sb, sc = (classifier_scores(m, x, x[:48]) for m in (a, b, c))
     assert sa == sb
     assert sa != sc
+
+
+@pytest.mark.parametrize("which, matrix, match", [
+    ("sigma1", -np.eye(2), "not positive semi-definite"),
+    ("sigma2", -np.eye(2), "not positive semi-definite"),
+    ("sigma1", np.array([[1.0, 5.0], [0.0, 1.0]]), "not symmetric"),
+    ("sigma2", np.array([[1.0, 0.0], [5.0, 1.0]]), "not symmetric"),
+])
+def test_frechet_refuses_a_matrix_that_is_not_a_covariance(which, matrix, match):
+    """Such matrices gave a distance of 0 (clipped eigenvalues), with no error."""
+    args = {"mu1": np.zeros(2), "sigma1": np.eye(2), "mu2": np.zeros(2), "sigma2": np.eye(2),
+            which: matrix}
+    with pytest.raises(InvalidInputError, match=f"{which} is {match}.*feature_statistics"):
+        frechet_distance(**args)
+
+
+def test_frechet_accepts_rank_deficient_covariances_with_rounding():
+    x = np.random.default_rng(0).normal(size=(5, 40))  # 5 rows, 40 features: rank 4
+    mu, s = feature_statistics(x)
+    assert frechet_distance(mu, s, mu, s) == pytest.approx(0.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: frechet_distance("a", "b", "c", "d"),
+    lambda: frechet_from_features("abc", np.zeros((3, 2))),
+    lambda: frechet_from_features([["a", "b"], ["c", "d"]], np.zeros((3, 2))),
+    lambda: inception_score("abc"),
+    lambda: inception_score([["a", "b"]]),
+])
+def test_text_instead_of_numbers_is_an_input_error(call):
+    with pytest.raises(InvalidInputError, match="numeric"):
+        call()
+
+
+def test_classifier_refuses_nan_pixels_and_labels_out_of_range():
+    x, y = _toy_images(0, 64)
+    bad = x.copy()
+    bad[3, 0, 2, 2] = np.nan
+    with pytest.raises(InvalidInputError, match="images contain NaN or infinite"):
+        train_feature_classifier(bad, y, seed=0, epochs=1, width=4)
+    for labels, match in ((np.r_[y[:-1], 7], r"labels must lie in 0\.\.2 \(n_classes=3\)"),
+                          (np.r_[y[:-1], -1], "labels must lie in"),
+                          (y + 0.5, "integer class indices"),
+                          (np.array(["a"] * 64), "integer class indices")):
+        with pytest.raises(InvalidInputError, match=match):
+            train_feature_classifier(x, labels, seed=0, epochs=1, width=4, n_classes=3)
+    model = train_feature_classifier(x, y, seed=0, epochs=1, width=4)
+    with pytest.raises(InvalidInputError, match="images contain NaN or infinite"):
+        classifier_scores(model, x, bad)
+    with pytest.raises(InvalidInputError, match="images contain NaN or infinite"):
+        accuracy(model, bad, y)
+    with pytest.raises(InvalidInputError, match="64 images but 10 labels"):
+        accuracy(model, x, y[:10])

@@ -113,3 +113,10 @@ def test_wasserstein1_of_non_finite_sample_is_infinite(bad):
     b[3, 1] = bad
     assert wasserstein1(a, b) == np.inf
     assert wasserstein1(b, a) == np.inf
+
+
+@pytest.mark.parametrize("a", ["abc", [["a", "b"]], [[1.0, None, "x"]]])
+def test_wasserstein1_text_input_is_an_input_error(a):
+    with pytest.raises(InvalidInputError, match="numeric"):
+        wasserstein1(a, np.zeros((3, 2)))
+    assert wasserstein1([[np.nan, 0.0]], np.zeros((3, 2))) == np.inf  # divergence stays inf

@@ -1,0 +1,42 @@
+"""Run's constructor: the notebook name and the seed (a bad name must not write elsewhere)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fusionlib.compendium import cells as C
+from fusionlib.compendium.run import Run
+from fusionlib.errors import InvalidInputError
+
+
+@pytest.mark.parametrize("name", ["", " ", ".", "..", "../up", "a/b", "a\\b", None, 3])
+def test_run_refuses_a_name_that_is_not_a_file_stem(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidInputError, match="name.*notebook's file name"):
+        Run(name, scale="smoke")
+    assert list(tmp_path.iterdir()) == []  # nothing written into results/ itself
+
+
+def test_run_default_folder_is_results_slash_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = Run("ptgan_toys", scale="smoke")
+    assert run.results_dir.as_posix() == "results/ptgan_toys" and run.results_dir.is_dir()
+
+
+def test_numpy_integer_seeds_are_accepted_where_python_ints_are(tmp_path):
+    run = Run("demo", scale="smoke", seed=np.int64(3), results_dir=tmp_path)
+    assert run.seed == 3 and type(run.seed) is int
+    cell = C.Cell("fake_np_seed", {"i": 1}, np.int64(4))
+    assert cell == C.Cell("fake_np_seed", {"i": 1}, 4) and type(cell.seed) is int
+    exp = C.Experiment("fake_np_seed", lambda scale, seed: [C.Cell("fake_np_seed", {}, seed)],
+                       lambda cell: None, (__name__,))
+    assert exp.cells("smoke", np.uint16(2)) == exp.cells("smoke", 2)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", None, True])
+def test_bad_seeds_are_refused_alike(seed, tmp_path):
+    for make in (lambda: Run("demo", scale="smoke", seed=seed, results_dir=tmp_path),
+                 lambda: C.Cell("fake_np_seed", {}, seed)):
+        with pytest.raises(InvalidInputError, match="seed must be an integer >= 0"):
+            make()
