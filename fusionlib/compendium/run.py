@@ -21,7 +21,7 @@ from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
-__all__ = ["Run", "torch_device", "FIGURE_STYLE", "legible"]
+__all__ = ["Run", "BookTable", "torch_device", "FIGURE_STYLE", "legible"]
 
 #: matplotlib settings for the book's figures (``plt.rcParams.update(FIGURE_STYLE)`` once per
 #: notebook). A page shows a figure scaled to its text width, about 700 pixels on a laptop
@@ -63,6 +63,35 @@ def legible(fig: Any, size: float = 12.0, *, width: float | None = None) -> Any:
     if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
         fig.tight_layout()
     return fig
+
+
+class BookTable:
+    """A table as the book shows it: a styled table inside a box that scrolls sideways.
+
+    A table wider than the page's text column would run under the sidebar or push the page
+    sideways; inside the box it keeps the column's width and scrolls on its own (the pandas
+    Styler cannot wrap itself, hence this object). Displays as HTML (``_repr_html_``); every
+    other attribute, ``to_html()`` and ``data`` included, is the wrapped Styler's.
+
+    Parameters
+    ----------
+    styler:
+        The ``pandas.io.formats.style.Styler`` to display.
+    """
+
+    #: the box: as wide as the text column at most, scrolling sideways when the table is wider
+    WRAPPER = '<div class="table-scroll" style="max-width: 100%; overflow-x: auto;">'
+
+    def __init__(self, styler: Any) -> None:
+        self.styler = styler
+
+    def _repr_html_(self) -> str:
+        return f"{self.WRAPPER}{self.styler.to_html()}</div>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # display hooks and copy/pickle probes: never the Styler's
+            raise AttributeError(name)
+        return getattr(self.styler, name)
 
 
 def torch_device() -> str:
@@ -155,8 +184,9 @@ class Run:
 
         Returns
         -------
-        pandas.io.formats.style.Styler
-            Displays as an HTML table (the last expression of a cell, or ``display(...)``).
+        BookTable
+            Displays as the HTML table in a horizontally scrollable box (the last expression of
+            a cell, or ``display(...)``); otherwise it behaves as the Styler it wraps.
         """
         styler = _with_integer_counts(df).style.format(precision=digits, na_rep="–",
                                                         escape="html")
@@ -187,9 +217,9 @@ class Run:
                     extra = " min-width: 12em;" if longest > 40 else ""
                 styles.append({"selector": f"td.col{i}", "props": f"text-align: left;{extra}"})
                 styles.append({"selector": f"th.col_heading.col{i}", "props": "text-align: left;"})
-        return (styler.set_caption(caption)
-                .set_table_attributes('class="dataframe"')  # the theme's table style
-                .set_table_styles(styles))
+        return BookTable(styler.set_caption(caption)
+                         .set_table_attributes('class="dataframe"')  # the theme's table style
+                         .set_table_styles(styles))
 
     # ----------------------------------------------------------------- outputs
     def _path(self, name: str, suffix: str) -> Path:
