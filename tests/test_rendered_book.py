@@ -371,6 +371,16 @@ def test_screens_are_named_by_page_and_tabulated():
         "book/intro.html,3,1,2400,3.0,8440,10.0"]
 
 
+def test_run_table_shows_missing_values_written_as_text_as_a_dash(tmp_path):
+    run = Run("demo", scale="smoke", results_dir=tmp_path)
+    claims = pd.DataFrame({"claim_id": ["a", "b", "c"], "ours": ["0.5", "nan", "NaN"],
+                           "note": ["None", [1], "<NA>"], "n": [1.0, float("nan"), 3.0]})
+    html = run.table(claims, "Claims")._repr_html_()
+    cells = [c for t in check_html.parse_page(html).tables for r in t.body_rows for c in r]
+    assert cells == ["a", "0.5", "None", "1", "b", "–", "[1]", "–", "c", "–", "–", "3"]
+    assert list(claims["ours"]) == ["0.5", "nan", "NaN"]  # the data are left alone
+
+
 def test_run_table_displays_in_a_scroll_box(tmp_path):
     from IPython.core.formatters import DisplayFormatter
 

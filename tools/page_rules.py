@@ -20,7 +20,7 @@ SCALES = ("smoke", "cpu", "paper")
 #: pixels (and legends under 8.3), the least a reader can read without zooming
 MIN_FIGURE_SCALE = 0.5
 #: table cells that show a missing value as the machine writes it (tables show "–")
-MISSING_CELLS = {"nan", "NaN", "<NA>", "NaT", "None"}
+MISSING_CELLS = {"nan", "NaN", "<NA>", "NaT"}
 
 # ----------------------------------------------------------------------------- parsing
 

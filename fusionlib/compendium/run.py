@@ -177,8 +177,9 @@ class Run:
         """``df`` ready to display in the book, captioned with ``title`` and this run's scale.
 
         Floats (also in columns of mixed type, and in the index) show ``digits`` decimals,
-        missing values a dash (a column of whole numbers that a missing value turned into
-        floats shows whole numbers: 45222, not 45222.000); the index is hidden unless ``index``
+        missing values a dash, also when written out as text (``"nan"``; a column of whole
+        numbers that a missing value turned into floats shows whole numbers: 45222, not
+        45222.000); the index is hidden unless ``index``
         is true (pass it when the index carries meaning, such as a claim id). Text is
         HTML-escaped; columns holding text are left-aligned, numbers right-aligned.
 
@@ -188,7 +189,7 @@ class Run:
             Displays as the HTML table in a horizontally scrollable box (the last expression of
             a cell, or ``display(...)``); otherwise it behaves as the Styler it wraps.
         """
-        styler = _with_integer_counts(df).style.format(precision=digits, na_rep="–",
+        styler = _for_display(df).style.format(precision=digits, na_rep="–",
                                                         escape="html")
         styler = styler.format_index(precision=digits, escape="html", axis=0)
         styler = styler.format_index(precision=digits, escape="html", axis=1)
@@ -290,19 +291,29 @@ class Run:
         return record
 
 
-def _with_integer_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with each float column that has a missing value and otherwise only whole numbers
-    as a nullable integer column: pandas stores an integer column with a gap as floats (row
-    counts, kernel sizes, file sizes), which would display as ``45222.000``. For display only;
-    a float column without gaps is left as it is."""
+#: texts that are a missing value written out (a number formatted to text before display)
+_MISSING_TEXT = frozenset({"nan", "NaN", "<NA>", "NaT"})
+
+
+def _for_display(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as a table shows it (a copy when anything changes): each float column that has a
+    missing value and otherwise only whole numbers as a nullable integer column (pandas stores
+    an integer column with a gap as floats: row counts, kernel sizes, file sizes, which would
+    display as ``45222.000``; a float column without gaps is left as it is); and a text cell
+    that is a missing value written out (``"nan"``) as missing, so it shows the dash too."""
     out = df
-    for name in df.columns:
-        col = df[name]
-        if not isinstance(col, pd.Series) or col.dtype.kind != "f" or not col.isna().any():
-            continue
-        values = col.dropna()
-        if len(values) and (values == values.round()).all() and values.abs().max() < 2**53:
+    for i in range(df.shape[1]):  # by position: column labels need not be unique
+        col = df.iloc[:, i]
+        new = None
+        if col.dtype.kind == "f" and col.isna().any():
+            values = col.dropna()
+            if len(values) and (values == values.round()).all() and values.abs().max() < 2**53:
+                new = col.astype("Int64")
+        elif col.dtype == object:
+            missing = col.map(lambda v: isinstance(v, str) and v in _MISSING_TEXT).astype(bool)
+            new = col.where(~missing, None) if missing.any() else None
+        if new is not None:
             if out is df:
                 out = df.copy()
-            out[name] = col.astype("Int64")
+            out.isetitem(i, new)
     return out
