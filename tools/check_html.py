@@ -236,6 +236,7 @@ class Chromium:
         os.close(from_child_w)
         self._buf = b""
         self._id = 0
+        self.metrics: tuple[int, int, bool] | None = None
         self.events: list[dict] = []
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -298,21 +299,29 @@ class Chromium:
 
     def screen(self, width: int, height: int, mobile: bool) -> None:
         """Emulate a screen of ``width`` x ``height`` CSS pixels (a phone when ``mobile``)."""
+        if self.metrics == (width, height, mobile):
+            return
         self.send("Emulation.setDeviceMetricsOverride", {
             "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile,
         }, session=self.session)
+        self.metrics = (width, height, mobile)
 
     def screenshot(self) -> bytes:
         """The visible screen as PNG."""
-        shot = self.send("Page.captureScreenshot", {"format": "png"}, session=self.session)
+        shot = self.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True},
+                         session=self.session)
         return base64.b64decode(shot["data"])
 
-    def open(self, url: str, mathjax_ms: int = 15000) -> dict:
-        """Load ``url``, let MathJax finish; the DOM, images, tables, requests and JS errors."""
+    def open(self, url: str, mathjax_ms: int = 15000,
+             screen: tuple[int, int, bool] = SCREENS[0][1:]) -> dict:
+        """Load ``url`` on ``screen``, let MathJax finish; the DOM, images, tables, requests and
+        JS errors."""
         self.events.clear()
         nav = self.send("Page.navigate", {"url": url}, session=self.session)
         if nav.get("errorText"):
             raise BrowserError(f"{url}: {nav['errorText']}")
+        # after the navigation, not before: the old page is not laid out again at this size
+        self.screen(*screen)
         self.wait_event("Page.loadEventFired")
         try:
             value = self.evaluate(_PAGE_STATE % mathjax_ms, mathjax_ms / 1000 + self.timeout)
@@ -396,8 +405,8 @@ def screens_table(rows: list[dict]) -> str:
 
 
 def _photograph(chromium: Chromium, rel: str, shots: Path | None) -> dict:
-    """Height (and a picture of the first screen) of the open page at each of SCREENS; leaves
-    the browser at the first screen."""
+    """Height (and a picture of the first screen) of the open page at each of SCREENS (the
+    next page is opened at the first one again)."""
     row: dict = {"page": rel}
     for name, width, height, mobile in SCREENS:
         chromium.screen(width, height, mobile)
@@ -405,8 +414,6 @@ def _photograph(chromium: Chromium, rel: str, shots: Path | None) -> dict:
         row[f"height_px_{name}"], row[f"screens_{name}"] = px, round(px / height, 1)
         if shots is not None:
             (shots / screenshot_name(rel, name)).write_bytes(chromium.screenshot())
-    name, width, height, mobile = SCREENS[0]
-    chromium.screen(width, height, mobile)
     return row
 
 
@@ -457,7 +464,6 @@ def check_book(root: Path, *, expected_scale: str | None = None, browser: str | 
     problems: list[str] = []
     screens: list[dict] = []
     try:
-        chromium.screen(*SCREENS[0][1:])
         for page in pages:
             rel = page.relative_to(root).as_posix()
             target = redirect_target(page.read_text(encoding="utf-8", errors="replace"))
