@@ -120,14 +120,15 @@ stability: check-scale env data workflow-env  ## verdict of every claim at each 
 	$(PY) -m fusionlib.compendium.stability --scale $(SCALE) $$dirs
 
 # SCALE given on the command line or in the environment: every chapter must be labelled with it
-check-html: env  ## open each built page in headless Chromium, offline: images, errors, TeX, scale
+# CHECK_FLAGS: more options of tools/check_html.py, e.g. CHECK_FLAGS=--no-summary-check
+check-html: env  ## open each built page in headless Chromium, offline; screenshots in _build/screenshots
 	@if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null \
 	    && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing chromium (apt-get)"; \
 	  (apt-get install -y -qq chromium >/dev/null 2>&1 || \
 	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) || \
 	  echo "warning: could not install chromium" >&2; fi
-	$(PY) tools/check_html.py _build/html $(if $(filter command line environment,$(origin SCALE)),--scale $(SCALE))
+	$(PY) tools/check_html.py _build/html $(if $(filter command line environment,$(origin SCALE)),--scale $(SCALE)) $(CHECK_FLAGS)
 
 lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
 	$(VENV)/bin/ruff check fusionlib tests benchmarks tools workflow

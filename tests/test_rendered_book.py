@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from html import escape as html_escape
 from pathlib import Path
 
 import pandas as pd
@@ -219,3 +220,177 @@ def test_redirect_pages_are_recognised():
             'content="0; url=book/intro.html" /></head></html>')
     assert check_html.redirect_target(html) == "book/intro.html"
     assert check_html.redirect_target(CLEAN) is None
+
+
+# ----------------------------------------------------------------------------- the page rules
+
+
+def _output(text: str, kind: str = "text_plain") -> str:
+    return (f'<div class="cell_output docutils container"><div class="output {kind}"><pre>'
+            f"{text}</pre></div></div>")
+
+
+@pytest.mark.parametrize("text", [
+    "True", "None", "{'epochs': 10, 'lr': 0.001}", "(0.5, 0.7)", "[1, 2, 3]",
+    "Result(mean=0.5, sd=0.1)",
+    "Sequential(\n  (0): Linear(in_features=2, out_features=64, bias=True)\n  (1): ReLU()\n)",
+    "schema (union): ('x1', 'x2', 'z'); overlap: ('x1',)",
+    "claims registered per table: {'Table 1': 112, 'Table 7': 32}",
+    "sources identical value for value: True", "PT+CP lower on every seed: False",
+    "critic filters [2, 2, 4, 4, 8, 8]",
+    "no benchmark result on this machine: run `make bench`", "TODO: the paper-scale numbers",
+])
+def test_raw_reprs_in_outputs_fail(text):
+    found = problems(page(BANNER + _output(html_escape(text))))
+    assert any("raw repr in a cell output" in p for p in found), found
+
+
+def test_printed_torch_module_inside_other_text_fails():
+    printed = _output("generator:\nLinear(in_features=32, out_features=128, bias=True)", "stream")
+    assert any("printed torch module" in p for p in problems(page(BANNER + printed)))
+
+
+@pytest.mark.parametrize("text", [
+    "wall time 12.8 s at scale smoke", "[1/3] fitted [ok]", "(a) and (b) agree",
+    "True positives: 12", "seed 0 (smoke)", "largest |z|: 2.15 (independent alphas)",
+    "interval (0.41, 0.59) at 95 %", "range [0.1, 0.9] of alpha", "closer: 0.995; copies 0.000%",
+])
+def test_sentences_and_progress_lines_are_not_reprs(text):
+    assert problems(page(BANNER + _output(text, "stream"))) == []
+    assert problems(page(BANNER + _output(text))) == []
+
+
+def _table(rows: str, caption: str = "T (scale: smoke)") -> str:
+    return ('<div class="cell_output docutils container"><div class="output text_html">'
+            f"<table><caption>{caption}</caption><thead><tr><th>n</th><th>KL</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div></div>")
+
+
+def test_nan_in_an_output_table_fails_and_a_dash_passes():
+    nan = _table("<tr><td>3</td><td>nan</td></tr><tr><td>4</td><td>NaN</td></tr>")
+    found = problems(page(BANNER + nan))
+    assert any("2 table cell(s) in 1 output table(s) show NaN/nan" in p for p in found), found
+    dash = _table("<tr><td>3</td><td>–</td></tr><tr><td>4</td><td>0.25</td></tr>")
+    assert problems(page(BANNER + dash)) == []
+
+
+def test_whole_numbers_printed_as_floats_fail():
+    floats = _table("<tr><td>32.000</td><td>0.1</td></tr><tr><td>64.000</td><td>0.2</td></tr>")
+    found = problems(page(BANNER + floats))
+    assert any("whole numbers printed with decimals" in p and "32.000" in p for p in found)
+    # shares that happen to be 0 or 1, and integers printed as integers, pass
+    fine = _table("<tr><td>32</td><td>1.000</td></tr><tr><td>64</td><td>0.000</td></tr>")
+    assert problems(page(BANNER + fine)) == []
+
+
+def test_machine_path_anywhere_on_a_page_fails():
+    api = page('<dl class="py function"><dt class="sig sig-object py">'
+               '<span class="sig-name">paper_table</span>(<em>seed</em>, '
+               "<em>root=PosixPath('/build/repo/fusionlib/compendium/paper_tables')</em>)</dt>"
+               "</dl>")
+    found = check_html.check_page(api, "book/api/compendium.html",
+                                  machine_paths=("/build/repo",))
+    assert found == ["book/api/compendium.html: this machine's path /build/repo appears on the "
+                     "page (1x), e.g. \"le(seed, root=PosixPath('/build/repo/fusionlib/"
+                     "compendium/pap\""]
+    link = page('<p><a href="file:///build/repo/x.csv">the table</a></p>')
+    assert check_html.check_page(link, "x.html", machine_paths=("/build/repo",)) != []
+    relative = api.replace("/build/repo/", "")
+    assert check_html.check_page(relative, "x.html", machine_paths=("/build/repo",)) == []
+
+
+def test_tables_wider_than_the_column_fail_unless_they_scroll_in_it():
+    column = 720.0
+    wide = {"width": 1900.0, "column": column, "scroll": None, "caption": "Table 8 (scale: cpu)"}
+    found = check_html.wide_table_problems([wide])
+    assert found == ["1 table(s) wider than the text column (720 px) outside a scroll box, e.g. "
+                     "'Table 8 (scale: cpu)' 1900 px"]
+    # a scroll box as wide as the table itself does not help
+    assert check_html.wide_table_problems([{**wide, "scroll": 1900.0}]) != []
+    assert check_html.wide_table_problems([{**wide, "scroll": column}]) == []
+    assert check_html.wide_table_problems([{**wide, "width": column}]) == []
+    html = check_html.check_page(page(BANNER), "book/executed/x.html", tables=[wide])
+    assert any("wider than the text column" in p for p in html)
+
+
+def test_figures_shown_too_small_to_read_fail():
+    small = {"src": "../_images/a.png", "width": 1600, "shown": 720.0, "output": True}
+    found = check_html.small_figure_problems([small])
+    assert len(found) == 1 and "13-pt labels at 8.1 px" in found[0]
+    assert check_html.small_figure_problems([{**small, "width": 1100}]) == []  # 11.8 px
+    assert check_html.small_figure_problems([{**small, "output": False}]) == []  # prose image
+    assert check_html.small_figure_problems([{**small, "shown": 0}]) == []  # hidden
+    assert check_html.small_figure_problems([small], min_scale=0.4) == []
+
+
+CODE_CELL = ('<div class="cell docutils container"><div class="cell_input docutils container">'
+             "<pre>run = Run(...)</pre></div></div>")
+HIDDEN_CELL = '<div class="cell tag_remove-input docutils container">' + _output("x", "stream") \
+    + "</div>"
+SUMMARY = '<div class="admonition chapter-summary"><p>What this chapter finds.</p></div>'
+
+
+def test_chapter_without_its_opening_box_fails():
+    def check(body: str) -> list[str]:
+        return check_html.check_page(page(BANNER + body), "book/executed/x.html", chapter=True,
+                                     summary=True)
+
+    assert check(SUMMARY + CODE_CELL) == []
+    assert check(HIDDEN_CELL + SUMMARY + CODE_CELL) == []  # no code shown before the box
+    assert any("no chapter opening box" in p for p in check(CODE_CELL))
+    assert any("after the first code cell" in p for p in check(CODE_CELL + SUMMARY))
+    # off for pages that need none (and with --no-summary-check)
+    assert check_html.check_page(page(BANNER + CODE_CELL), "book/executed/x.html",
+                                 chapter=True) == []
+
+
+def test_download_links_must_resolve(tmp_path):
+    (tmp_path / "_downloads" / "ab12").mkdir(parents=True)
+    (tmp_path / "_downloads" / "ab12" / "all_claims.csv").write_text("claim_id\n")
+    (tmp_path / "_sources" / "book").mkdir(parents=True)
+    (tmp_path / "_sources" / "book" / "x.ipynb").write_text("{}")
+    ok = page('<a class="reference download internal" download="" '
+              'href="../_downloads/ab12/all_claims.csv">CSV</a>'
+              '<a href="../_sources/book/x.ipynb" class="btn btn-download-source-button">x</a>'
+              '<a href="other.html">not a download</a>')
+    assert check_html.check_page(ok, "book/x.html", tmp_path) == []
+    gone = ok.replace("all_claims.csv", "all_claims.json").replace("x.ipynb", "y.ipynb")
+    assert check_html.check_page(gone, "book/x.html", tmp_path) == [
+        "book/x.html: download link to a missing file '../_downloads/ab12/all_claims.json'",
+        "book/x.html: download link to a missing file '../_sources/book/y.ipynb'"]
+
+
+def test_screens_are_named_by_page_and_tabulated():
+    assert check_html.screenshot_name("book/executed/data.html", "390") == \
+        "book__executed__data-390.png"
+    table = check_html.screens_table([{"page": "book/intro.html", "tables": 3, "wide_tables": 1,
+                                       "height_px_1280": 2400, "screens_1280": 3.0,
+                                       "height_px_390": 8440, "screens_390": 10.0}])
+    assert table.splitlines() == [
+        "page,tables,wide_tables,height_px_1280,screens_1280,height_px_390,screens_390",
+        "book/intro.html,3,1,2400,3.0,8440,10.0"]
+
+
+def test_run_table_shows_missing_values_written_as_text_as_a_dash(tmp_path):
+    run = Run("demo", scale="smoke", results_dir=tmp_path)
+    claims = pd.DataFrame({"claim_id": ["a", "b", "c"], "ours": ["0.5", "nan", "NaN"],
+                           "note": ["None", [1], "<NA>"], "n": [1.0, float("nan"), 3.0]})
+    html = run.table(claims, "Claims")._repr_html_()
+    cells = [c for t in check_html.parse_page(html).tables for r in t.body_rows for c in r]
+    assert cells == ["a", "0.5", "None", "1", "b", "–", "[1]", "–", "c", "–", "–", "3"]
+    assert list(claims["ours"]) == ["0.5", "nan", "NaN"]  # the data are left alone
+
+
+def test_run_table_displays_in_a_scroll_box(tmp_path):
+    from IPython.core.formatters import DisplayFormatter
+
+    run = Run("demo", scale="smoke", results_dir=tmp_path)
+    table = run.table(pd.DataFrame({"n": [1, 2], "KL": [0.5, float("nan")]}), "Table 8")
+    shown = DisplayFormatter().format(table)[0]["text/html"]
+    assert shown.startswith('<div class="table-scroll" style="max-width: 100%; overflow-x: auto;">')
+    assert shown.endswith("</table>\n</div>") and shown.count("<table") == 1
+    assert "<caption>Table 8 (scale: smoke)</caption>" in shown
+    assert table.data is not None and table.to_html() in shown  # the Styler's, delegated
+    html = page(BANNER + '<div class="cell_output docutils container"><div class="output '
+                f'text_html">{shown}</div></div>')
+    assert problems(html, scale="smoke") == []

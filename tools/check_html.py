@@ -1,42 +1,60 @@
 """Open every page of the built book in headless Chromium and fail on what a reader would see.
 
-``python tools/check_html.py [_build/html] [--scale smoke]``
+``python tools/check_html.py [_build/html] [--scale smoke] [--no-summary-check]``
 
 The pages are served from ``127.0.0.1`` by a throw-away HTTP server inside this process and opened
 one after another in one headless Chromium, driven over the DevTools protocol on a pipe (no extra
 Python package). Every host other than 127.0.0.1 is unresolvable for the browser, so the check
-sees the book as an offline reader does. After each page has loaded and MathJax has finished
-typesetting, the rendered DOM is checked for:
+sees the book as an offline reader does. After each page has loaded (at 1280 x 800 pixels) and
+MathJax has finished typesetting, the rendered DOM is checked (rules in tools/page_rules.py) for:
 
-* a missing image (its file does not exist, or the browser decoded it to zero width);
+* a missing image (its file does not exist, or the browser decoded it to zero width), and a
+  download link (``a[download]``, ``a.download``, a link into ``_downloads/``, the page's
+  download buttons) whose file is not in the build;
 * an error in a cell output (a traceback, ``...Error:`` / ``...Exception:`` / ``...Warning:``
   text, MathJax error boxes, ``.traceback`` output blocks);
 * raw TeX left in the text after MathJax ran (``\\(``, ``\\[``, ``$$``, ``\\begin{``, a
   ``\\command``), outside code; also MathJax that did not load on a page that needs it;
 * a stray object in a cell output: a ``Claim(...)`` or ``PosixPath(...)`` repr, ``<... object at
-  0x...>``, a figure printed as ``<Figure size ...>`` instead of drawn, or the absolute path of
-  the build machine's checkout;
+  0x...>``, a figure printed as ``<Figure size ...>`` instead of drawn;
+* raw machine output in a cell output: a whole output that is a dict, list, tuple or dataclass
+  repr, a lone ``True`` / ``False`` / ``None``, a printed torch module; in an output table, a
+  cell showing ``nan`` (tables show "–") or a column of whole numbers printed with decimals;
+* the absolute path of the build machine's checkout anywhere on a page (API pages included);
+* a table wider than the text column that does not sit in a box scrolling sideways (measured);
+* a figure in a cell output shown below ``--min-figure-scale`` (0.5) of its drawn width, where
+  its 13-point labels fall under 9 pixels (measured; see page_rules.MIN_FIGURE_SCALE);
 * a chapter page (``book/executed/*.html``) without the Run banner's scale label ("Computed at
   scale ..."), or, with ``--scale``, labelled with another scale; a table in a chapter's cell
-  output without its scale in the caption (``run.table(df, title)`` adds both);
+  output without its scale in the caption (``run.table(df, title)`` adds both); a chapter
+  (the scorecard excepted) without its opening box, an element of class ``chapter-summary``
+  before the first cell that shows code (``--no-summary-check`` turns this rule off);
 * a request to another host, a local file the server does not have, or a JavaScript error.
 
 A redirect page (the book's ``index.html``) is not rendered; its target must exist.
 
+Every page is also photographed, its first screen at 1280 x 800 and at 390 x 844 (a phone,
+emulated), into ``_build/screenshots/<page path, / as __>-1280.png`` / ``-390.png``, and its
+height in screens (document height / viewport height) at both widths goes to
+``_build/screenshots/screens.csv`` and a summary on stderr (``--no-screenshots``: neither).
+
 Each problem is one line ``<page>: <problem>`` on stdout; the exit status is 1 when there is any,
-2 when the browser cannot be started. The detection functions work on HTML strings, so they are
-unit-tested without a browser (tests/test_rendered_book.py).
+2 when the browser cannot be started. The detection functions work on HTML strings and on the
+browser's measures as small dicts, so they are unit-tested without a browser
+(tests/test_rendered_book.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import csv
 import fnmatch
 import functools
 import http.server
+import io
 import json
 import os
-import re
 import select
 import shutil
 import subprocess
@@ -44,15 +62,44 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from page_rules import (  # noqa: E402  (the rules live beside this file)
+    MIN_FIGURE_SCALE,
+    SCALES,
+    Page,
+    download_problems,
+    image_problems,
+    machine_path_problems,
+    output_error_problems,
+    parse_page,
+    raw_repr_problems,
+    raw_tex_problems,
+    redirect_target,
+    scale_labels,
+    scale_problems,
+    small_figure_problems,
+    stray_output_problems,
+    summary_problems,
+    table_caption_problems,
+    table_cell_problems,
+    wide_table_problems,
+)
+
+__all__ = [
+    "MIN_FIGURE_SCALE", "SCALES", "Page", "check_page", "check_book", "parse_page",
+    "redirect_target", "request_problems", "pages_of", "scale_labels", "screens_table",
+    "screenshot_name", "wide_table_problems", "small_figure_problems", "main",
+]
+
 REPO = Path(__file__).resolve().parents[1]
-SCALES = ("smoke", "cpu", "paper")
 CHAPTERS = "book/executed/*.html"
-SKIP_DIRS = ("_static", "_sources", "_images")
+#: chapters that open without a summary box: the scorecard is itself the summary
+NO_SUMMARY = ("book/executed/scorecard.html",)
+SKIP_DIRS = ("_static", "_sources", "_images", "_downloads")
 #: JavaScript errors of the toolchain itself that change nothing a reader sees: sphinx-thebe
 #: 0.3.1 (pulled in by Jupyter Book 1) adds its inline config script twice to every page, and the
 #: second copy's `const` declarations throw; the first copy already defined them
@@ -63,264 +110,45 @@ CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-dev-shm-usage", "--no-default-browser-check", "--mute-audio",
-    "--window-size=1280,1600", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    "--remote-debugging-pipe",
+    "--window-size=1280,800", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--hide-scrollbars", "--remote-debugging-pipe",
 )
-
-# ----------------------------------------------------------------------------- parsing
-
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
-         "source", "track", "wbr"}
-_SKIP = {"script", "style", "template", "noscript", "head"}
-_CODE = {"pre", "code", "kbd", "samp", "tt", "textarea"}
-_OUTPUT_CLASSES = {"cell_output", "output"}
+#: the two screens every page is measured and photographed at: (name, width, height, mobile)
+SCREENS = (("1280", 1280, 800, False), ("390", 390, 844, True))
 
 
-@dataclass
-class Table:
-    in_output: bool  # inside a cell output
-    caption: str | None = None
-
-
-@dataclass
-class Page:
-    """What a reader sees of one page: text by kind, images, tables, MathJax leftovers."""
-
-    prose: str = ""  # visible text outside code, math and cell outputs' code blocks
-    output_text: str = ""  # all text inside cell outputs (code blocks included)
-    full_text: str = ""  # all visible text (code included, math excluded)
-    math_text: str = ""  # MathJax's assistive MathML text (undefined macros show up here)
-    images: list[str] = field(default_factory=list)  # src attributes
-    tables: list[Table] = field(default_factory=list)
-    merrors: int = 0  # MathJax error boxes
-    traceback_blocks: int = 0  # output blocks of class "traceback" or "error"
-    unrendered_math: int = 0  # Sphinx math elements that MathJax did not replace
-
-
-class _Parser(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.page = Page()
-        # one entry per open element: (tag, flags inherited by descendants, its own record)
-        self.stack: list[tuple[str, dict[str, bool], dict]] = []
-        self.chunks: dict[str, list[str]] = {"prose": [], "output": [], "full": [], "math": []}
-        self.caption: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        classes = set((a.get("class") or "").split())
-        if tag == "img":
-            self.page.images.append(a.get("src") or "")
-        if tag in _VOID:
-            return
-        f = dict(self.stack[-1][1]) if self.stack else {}
-        f["skip"] = f.get("skip", False) or tag in _SKIP
-        f["code"] = f.get("code", False) or tag in _CODE
-        f["output"] = f.get("output", False) or bool(classes & _OUTPUT_CLASSES)
-        f["math"] = f.get("math", False) or tag == "mjx-assistive-mml"
-        f["mjx"] = f.get("mjx", False) or tag.startswith("mjx-")
-        own: dict = {}
-        if tag == "mjx-merror":
-            self.page.merrors += 1
-        if "traceback" in classes or {"output", "error"} <= classes:
-            self.page.traceback_blocks += 1
-        if tag == "mjx-container":
-            for _, _, rec in reversed(self.stack):  # the Sphinx math element it typesets
-                if "typeset" in rec:
-                    rec["typeset"] = True
-                    break
-        if "math" in classes and tag in ("span", "div") and not f["mjx"]:
-            own["typeset"] = False  # a Sphinx math element: MathJax puts a container in it
-        if tag == "table":
-            own["table"] = Table(in_output=f["output"])
-            self.page.tables.append(own["table"])
-        if tag == "caption":
-            self.caption = []
-        self.stack.append((tag, f, own))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        if tag not in _VOID:
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _VOID or not any(t == tag for t, _, _ in self.stack):
-            return  # a stray end tag: ignore it, as browsers do
-        while self.stack:
-            t, _, own = self.stack.pop()
-            if own.get("typeset") is False:
-                self.page.unrendered_math += 1
-            if t == "caption" and self.caption is not None:
-                table = next((r["table"] for _, _, r in reversed(self.stack) if "table" in r),
-                             None)
-                if table is not None:
-                    table.caption = " ".join("".join(self.caption).split())
-                self.caption = None
-            if t == tag:
-                break
-
-    def handle_data(self, data: str) -> None:
-        f = self.stack[-1][1] if self.stack else {}
-        if f.get("skip"):
-            return
-        if self.caption is not None:
-            self.caption.append(data)
-        if f.get("math"):
-            self.chunks["math"].append(data)
-            return
-        if f.get("mjx"):
-            return
-        self.chunks["full"].append(data)
-        if f.get("output"):
-            self.chunks["output"].append(data)
-        if not f.get("code"):
-            self.chunks["prose"].append(data)
-
-    def close(self) -> None:
-        super().close()
-        while self.stack:  # unclosed elements at the end of the document
-            self.handle_endtag(self.stack[-1][0])
-        p = self.page
-        p.prose, p.output_text = "".join(self.chunks["prose"]), "".join(self.chunks["output"])
-        p.full_text, p.math_text = "".join(self.chunks["full"]), "".join(self.chunks["math"])
-
-
-def parse_page(html: str) -> Page:
-    """Parse one page's HTML (as the browser serialises it after scripts ran)."""
-    parser = _Parser()
-    parser.feed(html)
-    parser.close()
-    return parser.page
-
-
-# ----------------------------------------------------------------------------- detection
-
-_REFRESH = re.compile(r"""<meta[^>]+http-equiv=["']?refresh["']?[^>]*url=([^"'>\s]+)""", re.I)
-_RAW_TEX = re.compile(r"\\[()\[\]]|\$\$|\\(?:begin|end)\{|\\[A-Za-z]{2,}")
-_OUTPUT_ERROR = re.compile(
-    r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception|Warning): ")
-_STRAY = re.compile(r"Claim\(claim_id=|(?:Posix|Windows)Path\(|<[\w.]+ (?:object )?at 0x[0-9a-f]+>"
-                    r"|<Figure size \d+x\d+ with \d+ Axes>")
-_SCALE_LABEL = re.compile(r"Computed at scale\s+(\w+)")
-
-
-def _excerpt(text: str, start: int, end: int, width: int = 30) -> str:
-    snippet = text[max(0, start - width): end + width]
-    return " ".join(snippet.split())
-
-
-def redirect_target(html: str) -> str | None:
-    """The URL a redirect page (``<meta http-equiv="refresh" ... url=...>``) sends readers to."""
-    m = _REFRESH.search(html)
-    return m.group(1) if m else None
-
-
-def raw_tex_problems(page: Page) -> list[str]:
-    """TeX a reader sees as source: in the prose, as MathJax errors, or as undefined macros."""
-    problems = []
-    hits = list(_RAW_TEX.finditer(page.prose))
-    if hits:
-        shown = "; ".join(repr(_excerpt(page.prose, m.start(), m.end())) for m in hits[:3])
-        problems.append(f"raw TeX in the text ({len(hits)}x), e.g. {shown}")
-    if page.unrendered_math:
-        problems.append(f"{page.unrendered_math} math element(s) not typeset by MathJax")
-    if page.merrors:
-        problems.append(f"{page.merrors} MathJax error box(es) (TeX that does not parse)")
-    undefined = sorted(set(re.findall(r"\\[A-Za-z]+", page.math_text)))
-    if undefined:
-        problems.append(f"undefined TeX macro(s) shown as text: {', '.join(undefined[:5])}")
-    return problems
-
-
-def output_error_problems(page: Page) -> list[str]:
-    """Tracebacks and error messages in cell outputs."""
-    problems = []
-    if page.traceback_blocks:
-        problems.append(f"{page.traceback_blocks} error/traceback output block(s)")
-    hits = list(_OUTPUT_ERROR.finditer(page.output_text))
-    if hits:
-        shown = "; ".join(repr(_excerpt(page.output_text, m.start(), m.end(), 40))
-                          for m in hits[:3])
-        problems.append(f"error text in a cell output ({len(hits)}x), e.g. {shown}")
-    return problems
-
-
-def stray_output_problems(page: Page, machine_paths: tuple[str, ...] = ()) -> list[str]:
-    """Objects printed by accident (a cell ending in ``run.claim(...)`` or ``run.save_table(...)``
-    without ``;``), figures that were not drawn, and paths of the machine that built the book."""
-    problems = []
-    hits = list(_STRAY.finditer(page.output_text))
-    if hits:
-        shown = "; ".join(repr(_excerpt(page.output_text, m.start(), m.end(), 20))
-                          for m in hits[:3])
-        problems.append(f"stray object in a cell output ({len(hits)}x; end the cell with ';'), "
-                        f"e.g. {shown}")
-    for path in machine_paths:
-        if path and path in page.output_text:
-            problems.append(f"a cell output shows this machine's path {path}")
-    return problems
-
-
-def scale_labels(page: Page) -> set[str]:
-    """The scales named by Run banners on the page ("Computed at scale <scale>")."""
-    return set(_SCALE_LABEL.findall(page.full_text))
-
-
-def scale_problems(page: Page, expected: str | None = None) -> list[str]:
-    """A chapter must carry the Run banner's scale label (and, if given, the expected scale)."""
-    found = scale_labels(page)
-    if not found:
-        return ["no scale label (display run.banner() near the top of the notebook)"]
-    unknown = found - set(SCALES)
-    if unknown:
-        return [f"scale label names an unknown scale: {', '.join(sorted(unknown))}"]
-    if expected is not None and found != {expected}:
-        return [f"labelled scale {', '.join(sorted(found))}, but the book was built at {expected}"]
-    return []
-
-
-def table_caption_problems(page: Page, scales: set[str] | None = None) -> list[str]:
-    """Every table in a chapter's cell outputs states its scale in its caption."""
-    names = scales or set(SCALES)
-    bad = [t for t in page.tables if t.in_output
-           and not (t.caption and re.search(rf"\bscale\b.*\b({'|'.join(names)})\b", t.caption))]
-    if not bad:
-        return []
-    return [f"{len(bad)} output table(s) without the scale in a caption "
-            "(display them with run.table(df, title))"]
-
-
-def image_problems(page: Page, page_file: Path, root: Path,
-                   rendered: list[dict] | None = None) -> list[str]:
-    """Images whose file is missing under ``root``, or that the browser decoded to width 0
-    (``rendered``: the browser's ``{"src", "width"}`` of each image, when there is one)."""
-    problems, missing = [], set()
-    for src in page.images:
-        parts = urlsplit(src)
-        if parts.scheme or parts.netloc:
-            continue  # data: URIs are checked by width; other hosts are reported as requests
-        target = (page_file.parent / unquote(parts.path)).resolve()
-        if not src or not target.is_file() or not target.is_relative_to(root.resolve()):
-            missing.add(src)
-            problems.append(f"missing image {src!r}")
-    for img in rendered or []:
-        if not img.get("width") and img.get("src") not in missing:
-            problems.append(f"image not displayed (naturalWidth 0): {img.get('src')!r}")
-    return problems
+def machine_paths() -> tuple[str, ...]:
+    """Paths that name this machine's checkout (and its virtual environment, when that lives
+    elsewhere, as a symlinked .venv does)."""
+    paths = [str(REPO), str(REPO.resolve())]
+    if sys.prefix != sys.base_prefix:  # a virtual environment, not the system's /usr
+        paths.append(str(Path(sys.prefix).resolve()))
+    return tuple(dict.fromkeys(p for p in paths if p not in ("", "/")))
 
 
 def check_page(html: str, rel: str, root: Path | None = None, *, chapter: bool = False,
-               expected_scale: str | None = None, rendered_images: list[dict] | None = None,
-               machine_paths: tuple[str, ...] = ()) -> list[str]:
-    """Every problem of one page (``rel``: its path under ``root``), one line each."""
+               summary: bool = False, expected_scale: str | None = None,
+               rendered_images: list[dict] | None = None, tables: list[dict] | None = None,
+               machine_paths: tuple[str, ...] = (),
+               min_figure_scale: float = MIN_FIGURE_SCALE) -> list[str]:
+    """Every problem of one page (``rel``: its path under ``root``), one line each.
+    ``summary``: the page must open with a chapter summary box; ``rendered_images`` and
+    ``tables``: what the browser measured (see page_rules.small_figure_problems and
+    page_rules.wide_table_problems)."""
     page = parse_page(html)
     problems = raw_tex_problems(page) + output_error_problems(page)
-    problems += stray_output_problems(page, machine_paths)
+    problems += stray_output_problems(page) + raw_repr_problems(page)
+    problems += table_cell_problems(page) + machine_path_problems(html, page, machine_paths)
     if chapter:
         problems += scale_problems(page, expected_scale)
         problems += table_caption_problems(page, {expected_scale} if expected_scale else None)
+    if summary:
+        problems += summary_problems(page)
     if root is not None:
         problems += image_problems(page, root / rel, root, rendered_images)
+        problems += download_problems(page, root / rel, root)
+    problems += wide_table_problems(tables or [])
+    problems += small_figure_problems(rendered_images or [], min_figure_scale)
     return [f"{rel}: {p}" for p in problems]
 
 
@@ -336,10 +164,40 @@ _PAGE_STATE = """(async () => {
   } else if (mj) {
     mathjax = "not loaded";
   }
-  const images = Array.from(document.images).map(
-    i => ({src: i.getAttribute("src") || "", width: i.naturalWidth, complete: i.complete}));
+  const images = Array.from(document.images).map(i => ({
+    src: i.getAttribute("src") || "", width: i.naturalWidth, complete: i.complete,
+    shown: i.getBoundingClientRect().width, output: !!i.closest(".cell_output")}));
+  // the text column: the article's content box
+  const article = document.querySelector("article.bd-article") || document.querySelector("main")
+    || document.body;
+  const cs = getComputedStyle(article);
+  const column = article.getBoundingClientRect().width - parseFloat(cs.paddingLeft || 0)
+    - parseFloat(cs.paddingRight || 0);
+  const tables = [];
+  for (const t of document.querySelectorAll("table")) {
+    const width = t.getBoundingClientRect().width;
+    if (!width || (t.parentElement && t.parentElement.closest("table"))) continue;
+    let scroll = null;  // the narrowest ancestor up to the article that scrolls sideways
+    for (let el = t.parentElement; el; el = el.parentElement) {
+      const ox = getComputedStyle(el).overflowX;
+      if (ox === "auto" || ox === "scroll") {
+        const w = el.getBoundingClientRect().width;
+        scroll = scroll === null ? w : Math.min(scroll, w);
+      }
+      if (el === article) break;
+    }
+    const cap = t.querySelector("caption");
+    tables.push({width, column, scroll, caption: cap ? cap.textContent.trim() : ""});
+  }
   const root = document.documentElement;
-  return {mathjax, images, html: root ? root.outerHTML : ""};
+  return {mathjax, images, tables, html: root ? root.outerHTML : ""};
+})()"""
+
+_HEIGHT = """(async () => {
+  await Promise.race([new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))),
+                      new Promise(r => setTimeout(r, 300))]);
+  const body = document.body ? document.body.scrollHeight : 0;
+  return Math.max(document.documentElement.scrollHeight, body);
 })()"""
 
 
@@ -378,6 +236,7 @@ class Chromium:
         os.close(from_child_w)
         self._buf = b""
         self._id = 0
+        self.metrics: tuple[int, int, bool] | None = None
         self.events: list[dict] = []
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -430,19 +289,44 @@ class Chromium:
             if "method" in reply:
                 self.events.append(reply)
 
-    def open(self, url: str, mathjax_ms: int = 15000) -> dict:
-        """Load ``url``, let MathJax finish; the DOM, images, requests and JS errors."""
+    def evaluate(self, expression: str, timeout: float | None = None) -> object:
+        state = self.send("Runtime.evaluate", {
+            "expression": expression, "awaitPromise": True, "returnByValue": True,
+        }, session=self.session, timeout=timeout)
+        if "exceptionDetails" in state:
+            raise BrowserError(f"page script failed: {state['exceptionDetails']}")
+        return state["result"].get("value")
+
+    def screen(self, width: int, height: int, mobile: bool) -> None:
+        """Emulate a screen of ``width`` x ``height`` CSS pixels (a phone when ``mobile``)."""
+        if self.metrics == (width, height, mobile):
+            return
+        self.send("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile,
+        }, session=self.session)
+        self.metrics = (width, height, mobile)
+
+    def screenshot(self) -> bytes:
+        """The visible screen as PNG."""
+        shot = self.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True},
+                         session=self.session)
+        return base64.b64decode(shot["data"])
+
+    def open(self, url: str, mathjax_ms: int = 15000,
+             screen: tuple[int, int, bool] = SCREENS[0][1:]) -> dict:
+        """Load ``url`` on ``screen``, let MathJax finish; the DOM, images, tables, requests and
+        JS errors."""
         self.events.clear()
         nav = self.send("Page.navigate", {"url": url}, session=self.session)
         if nav.get("errorText"):
             raise BrowserError(f"{url}: {nav['errorText']}")
+        # after the navigation, not before: the old page is not laid out again at this size
+        self.screen(*screen)
         self.wait_event("Page.loadEventFired")
-        state = self.send("Runtime.evaluate", {
-            "expression": _PAGE_STATE % mathjax_ms, "awaitPromise": True, "returnByValue": True,
-        }, session=self.session, timeout=mathjax_ms / 1000 + self.timeout)
-        if "exceptionDetails" in state:
-            raise BrowserError(f"{url}: page script failed: {state['exceptionDetails']}")
-        value = state["result"]["value"]
+        try:
+            value = self.evaluate(_PAGE_STATE % mathjax_ms, mathjax_ms / 1000 + self.timeout)
+        except BrowserError as exc:
+            raise BrowserError(f"{url}: {exc}") from exc
         value["events"] = list(self.events)
         return value
 
@@ -499,13 +383,78 @@ def pages_of(root: Path) -> list[Path]:
                   if not any(part in SKIP_DIRS for part in p.relative_to(root).parts))
 
 
+# ----------------------------------------------------------------------------- screens
+
+
+def screenshot_name(rel: str, screen: str) -> str:
+    """``book/executed/data.html`` at 1280 -> ``book__executed__data-1280.png``."""
+    stem = rel[:-len(".html")] if rel.endswith(".html") else rel
+    return f"{stem.replace('/', '__')}-{screen}.png"
+
+
+def screens_table(rows: list[dict]) -> str:
+    """The CSV of every page's height (pixels and screens) at each measured width."""
+    out = io.StringIO()
+    fields = ["page", "tables", "wide_tables"] + [
+        f"{k}_{name}" for name, *_ in SCREENS for k in ("height_px", "screens")]
+    writer = csv.DictWriter(out, fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row.get(k, "") for k in fields})
+    return out.getvalue()
+
+
+def _photograph(chromium: Chromium, rel: str, shots: Path | None) -> dict:
+    """Height (and a picture of the first screen) of the open page at each of SCREENS (the
+    next page is opened at the first one again)."""
+    row: dict = {"page": rel}
+    for name, width, height, mobile in SCREENS:
+        chromium.screen(width, height, mobile)
+        px = int(chromium.evaluate(_HEIGHT) or 0)
+        row[f"height_px_{name}"], row[f"screens_{name}"] = px, round(px / height, 1)
+        if shots is not None:
+            (shots / screenshot_name(rel, name)).write_bytes(chromium.screenshot())
+    return row
+
+
+def _write_screens(shots: Path, rows: list[dict]) -> None:
+    tmp = shots / ".screens.csv.tmp"
+    tmp.write_text(screens_table(rows), encoding="utf-8")
+    os.replace(tmp, shots / "screens.csv")
+
+
+def _print_screens(rows: list[dict]) -> None:
+    names = [name for name, *_ in SCREENS]
+    print("check-html: page height in screens (" + " | ".join(
+        f"{w}x{h}" for _, w, h, _ in SCREENS) + "), tables wider than the text column at "
+        f"{SCREENS[0][1]} px (scrolling in their box) / tables", file=sys.stderr)
+    for row in rows:
+        cells = " | ".join(f"{row.get(f'screens_{n}', ''):>6}" for n in names)
+        print(f"  {cells} | {row.get('wide_tables', 0):>3}/{row.get('tables', 0):<3} {row['page']}",
+              file=sys.stderr)
+    totals = " | ".join(f"{sum(r.get(f'screens_{n}', 0) for r in rows):6.1f}" for n in names)
+    n_wide, n_tables = (sum(r.get(k, 0) for r in rows) for k in ("wide_tables", "tables"))
+    wide = f"{n_wide:>3}/{n_tables:<3}"
+    print(f"  {totals} | {wide} (all {len(rows)} pages)", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- the book
+
+
 def check_book(root: Path, *, expected_scale: str | None = None, browser: str | None = None,
-               chapters: str = CHAPTERS, machine_paths: tuple[str, ...] = ()
-               ) -> tuple[list[str], int]:
-    """Open every page of the book under ``root``; returns (problems, number of pages)."""
+               chapters: str = CHAPTERS, machine_paths: tuple[str, ...] = (),
+               summary_check: bool = True, no_summary: tuple[str, ...] = NO_SUMMARY,
+               screenshots: Path | None = None, min_figure_scale: float = MIN_FIGURE_SCALE,
+               ) -> tuple[list[str], int, list[dict]]:
+    """Open every page of the book under ``root``; returns (problems, number of pages, each
+    page's height at each screen). ``screenshots``: the folder for the pictures (None: none)."""
     pages = pages_of(root)
     if not pages:
-        return [f"{root}: no HTML pages (build the book first: make book)"], 0
+        return [f"{root}: no HTML pages (build the book first: make book)"], 0, []
+    if screenshots is not None:
+        screenshots.mkdir(parents=True, exist_ok=True)
+        for old in screenshots.glob("*.png"):
+            old.unlink()
     chromium = Chromium(find_browser(browser))  # before the server thread: it forks
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -513,6 +462,7 @@ def check_book(root: Path, *, expected_scale: str | None = None, browser: str | 
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     problems: list[str] = []
+    screens: list[dict] = []
     try:
         for page in pages:
             rel = page.relative_to(root).as_posix()
@@ -526,19 +476,26 @@ def check_book(root: Path, *, expected_scale: str | None = None, browser: str | 
             except BrowserError as exc:
                 problems.append(f"{rel}: could not be opened: {exc}")
                 continue
+            chapter = fnmatch.fnmatch(rel, chapters)
             page_problems = check_page(
-                state["html"], rel, root, chapter=fnmatch.fnmatch(rel, chapters),
-                expected_scale=expected_scale, rendered_images=state["images"],
-                machine_paths=machine_paths)
+                state["html"], rel, root, chapter=chapter, expected_scale=expected_scale,
+                summary=summary_check and chapter and rel not in no_summary,
+                rendered_images=state["images"], tables=state["tables"],
+                machine_paths=machine_paths, min_figure_scale=min_figure_scale)
             if state["mathjax"] not in ("done", "absent"):
                 page_problems.append(f"{rel}: MathJax {state['mathjax']}")
             page_problems += [f"{rel}: {p}" for p in request_problems(state["events"], base)]
             problems += page_problems
+            row = {"page": rel, "tables": len(state["tables"]), "wide_tables": sum(
+                t["width"] > t["column"] + 1 for t in state["tables"])}
+            screens.append({**row, **_photograph(chromium, rel, screenshots)})
     finally:
         server.shutdown()
         server.server_close()
         chromium.close()
-    return problems, len(pages)
+    if screenshots is not None:
+        _write_screens(screenshots, screens)
+    return problems, len(pages), screens
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -551,17 +508,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--browser", help="Chromium binary (default: chromium on PATH, $CHROMIUM)")
     parser.add_argument("--chapters", default=CHAPTERS,
                         help=f"pages that must carry a scale label (default {CHAPTERS})")
+    parser.add_argument("--no-summary-check", dest="summary_check", action="store_false",
+                        help="do not require a chapter opening box ('chapter-summary')")
+    parser.add_argument("--min-figure-scale", type=float, default=MIN_FIGURE_SCALE,
+                        help="smallest displayed/drawn width of a cell's figure "
+                             f"(default {MIN_FIGURE_SCALE}: 13-pt labels at 9 px)")
+    parser.add_argument("--screenshots", type=Path,
+                        help="folder for screenshots and screens.csv (default: screenshots/ "
+                             "beside the HTML folder, _build/screenshots)")
+    parser.add_argument("--no-screenshots", action="store_true",
+                        help="take no screenshots (the heights are still measured)")
     args = parser.parse_args(argv)
+    root = args.root.resolve()
+    shots = None if args.no_screenshots else (args.screenshots or root.parent / "screenshots")
     t0 = time.perf_counter()
     try:
-        problems, n = check_book(args.root.resolve(), expected_scale=args.scale,
-                                 browser=args.browser, chapters=args.chapters,
-                                 machine_paths=(str(REPO),))
+        problems, n, screens = check_book(
+            root, expected_scale=args.scale, browser=args.browser, chapters=args.chapters,
+            machine_paths=machine_paths(), summary_check=args.summary_check,
+            screenshots=shots, min_figure_scale=args.min_figure_scale)
     except BrowserError as exc:
         print(f"check-html: error: {exc}", file=sys.stderr)
         return 2
     for line in problems:
         print(line)
+    if screens:
+        _print_screens(screens)
+    if shots is not None and screens:
+        print(f"check-html: screenshots and screens.csv in {shots}", file=sys.stderr)
     print(f"check-html: {n} pages, {len(problems)} problem(s) in "
           f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 1 if problems else 0

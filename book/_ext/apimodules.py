@@ -1,8 +1,13 @@
 """Sphinx directive ``api-modules``: autodoc every public module of the named packages.
 
 ``.. api-modules:: fusionlib.gan fusionlib.rng`` expands to one ``automodule`` (members
-documented) per public module found by walking each package, so the API page never misses a
+documented) per public module found by walking each package, so the API pages never miss a
 module that is added later.
+
+Default values that are paths inside the checkout (``root=PosixPath('/home/.../fusionlib/
+compendium/paper_tables')``) are shown relative to the repository
+(``root=Path('fusionlib/compendium/paper_tables')``), in signatures and in the values of
+documented constants: the build machine's absolute path tells a reader nothing.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from pathlib import Path
 
+from docutils import nodes
 from docutils.parsers.rst import Directive
 from docutils.statemachine import StringList
 from sphinx.util.nodes import nested_parse_with_titles
@@ -47,8 +54,6 @@ class ApiModules(Directive):
             for module in public_modules(package):
                 lines += [f".. rubric:: ``{module}``", "", f".. automodule:: {module}",
                           "   :members:", f"   :exclude-members: {_SKLEARN}", ""]
-        from docutils import nodes
-
         container = nodes.container()
         nested_parse_with_titles(self.state, StringList(lines, source="api-modules"), container)
         return container.children
@@ -57,7 +62,54 @@ class ApiModules(Directive):
 def setup(app):
     app.add_directive("api-modules", ApiModules)
     app.connect("autodoc-process-docstring", escape_docstring)
+    app.connect("autodoc-process-signature", relative_signature)
+    app.connect("doctree-read", relative_signature_text)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def repository_roots(*extra: str | Path) -> tuple[str, ...]:
+    """The checkout's root as fusionlib is imported from it (and ``extra`` folders), as written
+    and resolved, longest first."""
+    package = Path(importlib.import_module("fusionlib").__file__).parent
+    roots = {str(package.parent), str(package.resolve().parent)}
+    roots |= {str(Path(p)) for p in extra} | {str(Path(p).resolve()) for p in extra}
+    return tuple(sorted((r for r in roots if r not in ("", "/")), key=len, reverse=True))
+
+
+def relative_paths(text: str, roots: tuple[str, ...]) -> str:
+    """``text`` with every path under one of ``roots`` made relative to it:
+    ``PosixPath('<root>/a/b')`` becomes ``Path('a/b')``, ``'<root>/a'`` becomes ``'a'``."""
+    for root in roots:
+        if root not in text:
+            continue
+        quoted = re.escape(root)
+        text = re.sub(rf"\b(?:Posix|Windows)?Path\((['\"]){quoted}/([^'\"]*)\1\)",
+                      r"Path(\1\2\1)", text)
+        text = re.sub(rf"\b(?:Posix|Windows)?Path\((['\"]){quoted}\1\)", r"Path(\1.\1)", text)
+        text = text.replace(f"{root}/", "")
+    return text
+
+
+def relative_signature(app, what, name, obj, options, signature, return_annotation):
+    """``autodoc-process-signature``: default values under the checkout, made relative."""
+    roots = repository_roots(app.srcdir)
+    new = relative_paths(signature, roots) if signature else signature
+    ret = relative_paths(return_annotation, roots) if return_annotation else return_annotation
+    if (new, ret) == (signature, return_annotation):
+        return None
+    return new, ret
+
+
+def relative_signature_text(app, doctree) -> None:
+    """``doctree-read``: the same for the rest of an object's header (a constant's value)."""
+    from sphinx import addnodes
+
+    roots = repository_roots(app.srcdir)
+    for sig in doctree.findall(addnodes.desc_signature):
+        for text in list(sig.findall(nodes.Text)):
+            new = relative_paths(str(text), roots)
+            if new != str(text):
+                text.parent.replace(text, nodes.Text(new))
 
 
 _LITERAL = re.compile(r"(``.*?``|`[^`]*`)")

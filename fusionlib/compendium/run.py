@@ -21,7 +21,7 @@ from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
-__all__ = ["Run", "torch_device", "FIGURE_STYLE", "legible"]
+__all__ = ["Run", "BookTable", "torch_device", "FIGURE_STYLE", "legible"]
 
 #: matplotlib settings for the book's figures (``plt.rcParams.update(FIGURE_STYLE)`` once per
 #: notebook). A page shows a figure scaled to its text width, about 700 pixels on a laptop
@@ -63,6 +63,35 @@ def legible(fig: Any, size: float = 12.0, *, width: float | None = None) -> Any:
     if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
         fig.tight_layout()
     return fig
+
+
+class BookTable:
+    """A table as the book shows it: a styled table inside a box that scrolls sideways.
+
+    A table wider than the page's text column would run under the sidebar or push the page
+    sideways; inside the box it keeps the column's width and scrolls on its own (the pandas
+    Styler cannot wrap itself, hence this object). Displays as HTML (``_repr_html_``); every
+    other attribute, ``to_html()`` and ``data`` included, is the wrapped Styler's.
+
+    Parameters
+    ----------
+    styler:
+        The ``pandas.io.formats.style.Styler`` to display.
+    """
+
+    #: the box: as wide as the text column at most, scrolling sideways when the table is wider
+    WRAPPER = '<div class="table-scroll" style="max-width: 100%; overflow-x: auto;">'
+
+    def __init__(self, styler: Any) -> None:
+        self.styler = styler
+
+    def _repr_html_(self) -> str:
+        return f"{self.WRAPPER}{self.styler.to_html()}</div>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # display hooks and copy/pickle probes: never the Styler's
+            raise AttributeError(name)
+        return getattr(self.styler, name)
 
 
 def torch_device() -> str:
@@ -155,17 +184,19 @@ class Run:
         """``df`` ready to display in the book, captioned with ``title`` and this run's scale.
 
         Floats (also in columns of mixed type, and in the index) show ``digits`` decimals,
-        missing values a dash (a column of whole numbers that a missing value turned into
-        floats shows whole numbers: 45222, not 45222.000); the index is hidden unless ``index``
+        missing values a dash, also when written out as text (``"nan"``; a column of whole
+        numbers that a missing value turned into floats shows whole numbers: 45222, not
+        45222.000); the index is hidden unless ``index``
         is true (pass it when the index carries meaning, such as a claim id). Text is
         HTML-escaped; columns holding text are left-aligned, numbers right-aligned.
 
         Returns
         -------
-        pandas.io.formats.style.Styler
-            Displays as an HTML table (the last expression of a cell, or ``display(...)``).
+        BookTable
+            Displays as the HTML table in a horizontally scrollable box (the last expression of
+            a cell, or ``display(...)``); otherwise it behaves as the Styler it wraps.
         """
-        styler = _with_integer_counts(df).style.format(precision=digits, na_rep="–",
+        styler = _for_display(df).style.format(precision=digits, na_rep="–",
                                                         escape="html")
         styler = styler.format_index(precision=digits, escape="html", axis=0)
         styler = styler.format_index(precision=digits, escape="html", axis=1)
@@ -194,9 +225,9 @@ class Run:
                     extra = " min-width: 12em;" if longest > 40 else ""
                 styles.append({"selector": f"td.col{i}", "props": f"text-align: left;{extra}"})
                 styles.append({"selector": f"th.col_heading.col{i}", "props": "text-align: left;"})
-        return (styler.set_caption(caption)
-                .set_table_attributes('class="dataframe"')  # the theme's table style
-                .set_table_styles(styles))
+        return BookTable(styler.set_caption(caption)
+                         .set_table_attributes('class="dataframe"')  # the theme's table style
+                         .set_table_styles(styles))
 
     # ----------------------------------------------------------------- outputs
     def _path(self, name: str, suffix: str) -> Path:
@@ -278,19 +309,29 @@ class Run:
         return record
 
 
-def _with_integer_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with each float column that has a missing value and otherwise only whole numbers
-    as a nullable integer column: pandas stores an integer column with a gap as floats (row
-    counts, kernel sizes, file sizes), which would display as ``45222.000``. For display only;
-    a float column without gaps is left as it is."""
+#: texts that are a missing value written out (a number formatted to text before display)
+_MISSING_TEXT = frozenset({"nan", "NaN", "<NA>", "NaT"})
+
+
+def _for_display(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as a table shows it (a copy when anything changes): each float column that has a
+    missing value and otherwise only whole numbers as a nullable integer column (pandas stores
+    an integer column with a gap as floats: row counts, kernel sizes, file sizes, which would
+    display as ``45222.000``; a float column without gaps is left as it is); and a text cell
+    that is a missing value written out (``"nan"``) as missing, so it shows the dash too."""
     out = df
-    for name in df.columns:
-        col = df[name]
-        if not isinstance(col, pd.Series) or col.dtype.kind != "f" or not col.isna().any():
-            continue
-        values = col.dropna()
-        if len(values) and (values == values.round()).all() and values.abs().max() < 2**53:
+    for i in range(df.shape[1]):  # by position: column labels need not be unique
+        col = df.iloc[:, i]
+        new = None
+        if col.dtype.kind == "f" and col.isna().any():
+            values = col.dropna()
+            if len(values) and (values == values.round()).all() and values.abs().max() < 2**53:
+                new = col.astype("Int64")
+        elif col.dtype == object:
+            missing = col.map(lambda v: isinstance(v, str) and v in _MISSING_TEXT).astype(bool)
+            new = col.where(~missing, None) if missing.any() else None
+        if new is not None:
             if out is df:
                 out = df.copy()
-            out[name] = col.astype("Int64")
+            out.isetitem(i, new)
     return out
