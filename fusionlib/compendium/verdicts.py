@@ -47,15 +47,18 @@ __all__ = [
     "as_estimate", "compare", "direction", "categorical", "fixed", "smoke_verdict",
 ]
 
+#: the five verdicts, in the order tables show them
 VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "not comparable",
                              "not run")
 #: verdicts that resolve a question either way
 DECIDED: tuple[str, ...] = ("reproduced", "differs")
+#: what a claim checks: a result the paper measured, a setting it states, a theory check, or an
+#: extension of ours
 KINDS: tuple[str, ...] = ("result", "setting", "theory", "extension")
 #: kinds that count toward "how much of the paper is reproduced"
 COUNTED_KINDS: tuple[str, ...] = ("result", "theory")
 #: confidence level of the intervals (two-sided 95 % for "differs", TOST at 5 % for equivalence)
-LEVEL = 0.95
+LEVEL: float = 0.95
 
 
 def _finite(value: object) -> bool:
