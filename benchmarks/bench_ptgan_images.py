@@ -1,11 +1,13 @@
 """Training-step speed of PTGAN and its competitors on 32 px images (Table 5 networks).
 
 Measures iterations per second of one image iteration (critic step + generator step, T' = 1)
-for SN, MP and PT+CP side by side on random 32 px images in [-1, 1], in one run, and PT+CP's
-extra cost over MP (the coherency penalty's extra forward and double-backward pass through the
-critic against MP's own penalty pass). Repetitions are interleaved (every method once per round,
-order reversed every other round) so that load from other processes hits all of them alike; the
-table reports medians over rounds, and the PT+CP / MP ratio is the median of per-round ratios.
+for SN, MP, PT+MP and PT+CP side by side on random 32 px images in [-1, 1], in one run. MP and
+the coherency penalty (CP) both take one critic forward pass on n_b penalty points and a
+second-order gradient (double backward) for the critic's update; PT+CP / PT+MP isolates the
+penalty (same tempering, temperature inputs and interpolated noise), PT+MP / MP isolates
+tempering (same penalty), PT+CP / MP is the total. Repetitions are interleaved (every method once
+per round, order reversed every other round) so that load from other processes hits all of them
+alike; the table reports medians over rounds, and each ratio is the median of per-round ratios.
 On a CPU the networks are narrowed (``--width``, default 1/8 of Table 5); on a GPU runner use
 ``--device cuda --width 1 --batch 100`` for the paper's setting. Writes
 benchmarks/results/ptgan_images.json atomically.
@@ -31,7 +33,9 @@ from fusionlib.ptgan.image_step import ImageRunConfig
 from fusionlib.ptgan.images import build_trainer
 from fusionlib.rng import numpy_rng
 
-METHODS = ("sn", "mp", "pt+cp")
+METHODS = ("sn", "mp", "pt+mp", "pt+cp")
+#: (numerator, denominator) of the reported time ratios
+RATIOS = (("pt+cp", "mp"), ("pt+cp", "pt+mp"), ("pt+mp", "mp"), ("pt+cp", "sn"))
 
 
 def make_trainer(method: str, width: float, batch: int, device: str, channels: int) -> Trainer:
@@ -64,12 +68,16 @@ def summarise(times: dict) -> dict:
                "ms_per_it_median": 1e3 * statistics.median(ts),
                "ms_per_it_min": 1e3 * min(ts), "ms_per_it_max": 1e3 * max(ts),
                "rounds": len(ts)} for m, ts in times.items()}
-    for other in ("mp", "sn"):
-        ratios = sorted(a / b for a, b in zip(times["pt+cp"], times[other], strict=True))
+    for num, den in RATIOS:
+        ratios = sorted(a / b for a, b in zip(times[num], times[den], strict=True))
         q = np.quantile(ratios, [0.25, 0.5, 0.75])
-        out[f"ratio_ptcp_over_{other}"] = {"median": float(q[1]), "q25": float(q[0]),
-                                           "q75": float(q[2]), "per_round": ratios}
+        out[f"ratio_{_key(num)}_over_{_key(den)}"] = {
+            "median": float(q[1]), "q25": float(q[0]), "q75": float(q[2]), "per_round": ratios}
     return out
+
+
+def _key(method: str) -> str:
+    return method.replace("+", "")
 
 
 def main() -> None:
@@ -90,9 +98,9 @@ def main() -> None:
     print(f"{'method':<8}{'it/s':>10}{'ms/it':>10}")
     for m in METHODS:
         print(f"{m:<8}{summary[m]['it_per_s_median']:>10.2f}{summary[m]['ms_per_it_median']:>10.1f}")
-    for other in ("mp", "sn"):
-        r = summary[f"ratio_ptcp_over_{other}"]
-        print(f"time per iteration PT+CP / {other.upper()}: median {r['median']:.3f} "
+    for num, den in RATIOS:
+        r = summary[f"ratio_{_key(num)}_over_{_key(den)}"]
+        print(f"time per iteration {num.upper()} / {den.upper()}: median {r['median']:.3f} "
               f"(IQR {r['q25']:.3f}-{r['q75']:.3f} over rounds)")
     atomic_write_json(args.out, {
         "benchmark": "ptgan_images_training_step",

@@ -19,6 +19,7 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.gan.losses import LOSSES
 from fusionlib.gan.noise import NOISE_DISTRIBUTIONS
 from fusionlib.gan.penalties import PENALTIES
+from fusionlib.ptgan.tempering import ALPHA_SHARES
 
 __all__ = ["DEFAULTS", "GANConfig", "METHODS", "TABULAR_R", "default_config"]
 
@@ -37,6 +38,9 @@ class GANConfig:
     penalty: critic regulariser, one of :data:`fusionlib.gan.penalties.PENALTIES`.
     penalty_weight: lambda multiplying the penalty (>= 0).
     r: share of alpha = 1 in tempered minibatches (eq. 7); r = 1 and no "cp" means no tempering.
+    alpha_share: ``"fixed"`` (each minibatch holds the share r of alpha = 1 rows, as Section 4.1
+        and 5.1 state) or ``"per_row"`` (each row independently; see
+        :func:`fusionlib.ptgan.tempering.minibatch_alpha`).
     conditional: whether both networks receive t(alpha) as an extra input.
     interpolated_noise: use Z^alpha = alpha Z1 + (1 - alpha) Z2 as generator input (App. C.2).
     noise: reference noise law, one of ``NOISE_DISTRIBUTIONS``.
@@ -54,6 +58,7 @@ class GANConfig:
     penalty: str = "none"
     penalty_weight: float = 0.0
     r: float = 1.0
+    alpha_share: str = "fixed"
     conditional: bool = False
     interpolated_noise: bool = False
     noise: str = "uniform"
@@ -73,6 +78,7 @@ class GANConfig:
         check_choice("penalty", self.penalty, PENALTIES)
         check_choice("noise", self.noise, NOISE_DISTRIBUTIONS)
         check_choice("cp_mode", self.cp_mode, ("double_backward", "jvp"))
+        check_choice("alpha_share", self.alpha_share, ALPHA_SHARES)
         check_probability("r", self.r)
         for name in ("latent_dim", "batch_size", "n_critic"):
             check_positive_int(name, getattr(self, name))

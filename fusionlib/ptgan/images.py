@@ -11,10 +11,12 @@ at evaluation points (the paper keeps the best of 10 equally spaced points).
 :class:`LossVarianceCallback` measures Figure 5's quantity. For ``n_var`` i.i.d. pairs drawn as
 the training step draws them (Algorithm 1 when tempered) it computes the per-pair loss
 ``L_i = D(q_i, t_i) - D(G(z_i, t_i), t_i)`` (the neural distance's summand) and reports
-``Var[L_b] = Var_i(L_i) / n_b``, the variance of the minibatch loss of ``n_b`` i.i.d. pairs, and
-the trace of the per-pair gradient covariance of the critic's last (dense) layer, whose per-pair
-gradient is the difference of the penultimate features. It uses its own random stream and eval
-mode, so training with it is bitwise the same as without it.
+``Var[L_b]``, the variance of the minibatch loss of ``n_b`` pairs drawn as training draws them
+(:func:`minibatch_loss_variance`: ``Var_i(L_i) / n_b`` for i.i.d. pairs; with a fixed share of
+untempered pairs per minibatch, the stratified variance), and the trace of the per-pair
+gradient covariance of the critic's last (dense) layer, whose per-pair gradient is the
+difference of the penultimate features. It uses its own random stream and eval mode, so
+training with it is bitwise the same as without it.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from fusionlib.gan.networks import eval_mode
 from fusionlib.gan.trainer import Trainer
 from fusionlib.ptgan.image_step import ImagePTGANStep, ImageRunConfig, gan_config
 from fusionlib.ptgan.objectives import draw_step_inputs
+from fusionlib.ptgan.tempering import n_tempered
 
-__all__ = ["ImageRun", "LossVarianceCallback", "build_trainer", "resolve_device",
-           "train_image_run"]
+__all__ = ["ImageRun", "LossVarianceCallback", "build_trainer", "minibatch_loss_variance",
+           "resolve_device", "train_image_run"]
 
 Scorer = Callable[[np.ndarray], dict]
 
@@ -47,6 +50,32 @@ def resolve_device(name: str) -> str:
     if name != "auto":
         return name
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def minibatch_loss_variance(loss: torch.Tensor, untempered: torch.Tensor, batch_size: int,
+                            r: float, share: str) -> float:
+    """Variance of the minibatch loss ``L_b = mean of n_b pair losses`` from pair losses ``loss``.
+
+    ``untempered`` marks the pairs at alpha = 1. With i.i.d. pairs (``share="per_row"``, or no
+    tempering) it is ``Var_i(L_i) / n_b``. With a fixed share (``share="fixed"``: ``n_b - k``
+    untempered and ``k`` tempered pairs, ``k`` or ``k + 1`` with probability ``f``, see
+    :func:`~fusionlib.ptgan.tempering.n_tempered`) the minibatch is stratified and
+    ``Var[L_b] = (sum_s n_s var_s) / n_b^2 + f (1 - f) (mu_1 - mu_0)^2 / n_b^2`` with the
+    strata's expected sizes ``n_s``, variances ``var_s`` and means ``mu_s``; the pooled formula
+    would add the between-strata spread that a fixed share removes. A stratum with fewer than
+    two pairs in ``loss`` falls back to the pooled formula.
+    """
+    pooled = float(loss.var() / batch_size)
+    k, frac = n_tempered(batch_size, r)
+    if share != "fixed" or (k == 0 and frac == 0):
+        return pooled
+    x1, x0 = loss[untempered], loss[~untempered]
+    if x1.numel() < 2 or x0.numel() < 2:
+        return pooled
+    m0 = k + frac  # expected tempered pairs per minibatch
+    within = (batch_size - m0) * x1.var() + m0 * x0.var()
+    between = frac * (1 - frac) * (x1.mean() - x0.mean()) ** 2
+    return float((within + between) / batch_size**2)
 
 
 class LossVarianceCallback:
@@ -67,10 +96,11 @@ class LossVarianceCallback:
         if self._on_device is None or self._on_device.device != torch.device(trainer.device):
             self._on_device = self.data.to(trainer.device)
         data = self._on_device
-        losses, diffs = [], []
+        losses, diffs, ones = [], [], []
         with eval_mode(step.generator, step.critic):
             while sum(len(x) for x in losses) < self.n_var:
                 inp = draw_step_inputs(data, cfg, self._gen)
+                ones.append(inp.alpha == 1.0)
                 fake = step.generate(inp).float()
                 hr = step.critic.features(inp.real, inp.t)
                 hf = step.critic.features(fake, inp.t)
@@ -79,9 +109,11 @@ class LossVarianceCallback:
                 diffs.append(hr - hf)
         loss = torch.cat(losses)[: self.n_var].double()
         diff = torch.cat(diffs)[: self.n_var].double()
+        untempered = torch.cat(ones)[: self.n_var]
         self.records_.append({
             "iteration": iteration, "loss_mean": float(loss.mean()),
-            "var_loss": float(loss.var() / cfg.batch_size),
+            "var_loss": minibatch_loss_variance(loss, untempered, cfg.batch_size, cfg.r,
+                                                cfg.alpha_share if cfg.tempered else "per_row"),
             "grad_var_last": float(diff.var(dim=0).sum())})
 
     def frame(self) -> pd.DataFrame:

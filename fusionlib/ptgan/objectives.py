@@ -60,7 +60,7 @@ def draw_step_inputs(data: torch.Tensor, config: GANConfig, rng: torch.Generator
         raise InvalidInputError(f"data must have shape (N, d), got {tuple(data.shape)}")
     n, dev = config.batch_size, data.device
     if config.tempered:
-        tb = tempered_minibatch(data, n, config.r, rng)
+        tb = tempered_minibatch(data, n, config.r, rng, share=config.alpha_share)
         real, alpha = tb.q1, tb.alpha1
     else:
         tb = None

@@ -7,6 +7,7 @@ Mixup GAN, Appendix A.4, provided here as :func:`mixup_batch` for the comparison
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -20,17 +21,21 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.gan.noise import NOISE_DISTRIBUTIONS, base_noise
 
 __all__ = [
+    "ALPHA_SHARES",
     "NOISE_DISTRIBUTIONS",
     "TemperedBatch",
     "interpolate",
+    "minibatch_alpha",
     "mixup_batch",
+    "n_tempered",
     "reference_noise",
     "sample_alpha",
     "temperature",
     "tempered_minibatch",
 ]
 
-
+#: how a minibatch's alpha = 1 rows are drawn (see :func:`minibatch_alpha`)
+ALPHA_SHARES: tuple[str, ...] = ("fixed", "per_row")
 
 def temperature(alpha: torch.Tensor) -> torch.Tensor:
     """The symmetric temperature feature ``t(a) = 1 - 2|a - 0.5|`` (Section 4.1).
@@ -55,6 +60,54 @@ def sample_alpha(n: int, r: float, generator: torch.Generator, device: str = "cp
 def _alpha_from_uniforms(keep: torch.Tensor, uniform: torch.Tensor, r: float) -> torch.Tensor:
     # alpha = 1 where keep < r (probability r), else the uniform draw
     return torch.where(keep < r, 1.0, uniform)
+
+
+def n_tempered(n: int, r: float) -> tuple[int, float]:
+    """``(k, f)``: a minibatch of ``n`` rows with share ``r`` at alpha = 1 holds ``k`` or
+    ``k + 1`` tempered rows, ``k + 1`` with probability ``f`` (``(1 - r) n = k + f``).
+
+    ``f`` is 0 when ``(1 - r) n`` is whole (the paper's settings: r = 0.9 and 0.99 with
+    n_b = 100, r = 0.98 with n_b = 50, r = 0.5 with n_b = 100); rounding to 9 decimals keeps
+    ``(1 - 0.9) * 100`` at 10, not 9.999...
+    """
+    m = round((1.0 - r) * n, 9)
+    k = math.floor(m)
+    return k, m - k
+
+
+def _fixed_share(keep: torch.Tensor, uniform: torch.Tensor, r: float,
+                 generator: torch.Generator) -> torch.Tensor:
+    # the k (or k + 1) rows with the smallest ``keep`` draws are tempered: a uniformly random
+    # subset of fixed size, from the draws the per-row rule would use
+    n = keep.shape[0]
+    k, frac = n_tempered(n, r)
+    if frac > 0 and float(torch.rand(1, generator=generator, device=keep.device)) < frac:
+        k += 1
+    if k == 0:
+        return torch.ones_like(uniform)
+    if k >= n:
+        return uniform
+    threshold = torch.kthvalue(keep, k).values
+    return torch.where(keep <= threshold, uniform, 1.0)
+
+
+def minibatch_alpha(keep: torch.Tensor, uniform: torch.Tensor, r: float,
+                    generator: torch.Generator, share: str = "fixed") -> torch.Tensor:
+    """The alpha1 of one minibatch from two (n,) vectors of U(0, 1) draws.
+
+    ``share="fixed"`` (the default, the paper's reading): "r stands for the proportion of data
+    instances picked from p_X in minibatches" (Section 4.1; "r = 0.98, i.e., there is only one
+    interpolated image in every minibatch", Section 5.1; "for r = 0.99, there is only 1 % of
+    interpolated samples in each minibatch", Figure 4). Exactly ``(1 - r) n`` rows are tempered,
+    a random subset; when ``(1 - r) n`` is not whole the count is ``k`` or ``k + 1`` at random
+    (:func:`n_tempered`), so that the expected share stays ``r``. ``share="per_row"``: every row
+    independently (eq. 7 applied row by row, a Binomial count: with n_b = 50 and r = 0.98, 36 %
+    of minibatches hold no tempered row). Tempered rows take their alpha from ``uniform``.
+    """
+    check_choice("alpha share", share, ALPHA_SHARES)
+    if share == "per_row":
+        return _alpha_from_uniforms(keep, uniform, r)
+    return _fixed_share(keep, uniform, r, generator)
 
 
 def interpolate(x1: torch.Tensor, x2: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
@@ -92,12 +145,15 @@ class TemperedBatch:
 
 
 def tempered_minibatch(
-    x: torch.Tensor, batch_size: int, r: float, generator: torch.Generator
+    x: torch.Tensor, batch_size: int, r: float, generator: torch.Generator, *,
+    share: str = "fixed",
 ) -> TemperedBatch:
     """Algorithm 1: a tempered minibatch from the real data ``x`` (N, d).
 
     The two rows of each pair are drawn independently and uniformly *with replacement* (the
     paper says "randomly choose ... independently"; with replacement keeps pairs i.i.d.).
+    ``share`` says how the rows at alpha = 1 are chosen (:func:`minibatch_alpha`: a fixed share
+    ``r`` per minibatch, as the paper states, or each row independently).
     Only the shape of ``x`` is checked here (this runs every iteration); check finiteness once
     beforehand (the trainer does).
     """
@@ -112,7 +168,8 @@ def tempered_minibatch(
     pairs = x[idx]
     xa, xb = pairs[:batch_size], pairs[batch_size:]
     u = torch.rand(4, batch_size, generator=generator, device=dev)
-    alpha1, alpha2, nu = _alpha_from_uniforms(u[0], u[1], r), u[2], u[3]
+    alpha1 = minibatch_alpha(u[0], u[1], r, generator, share)
+    alpha2, nu = u[2], u[3]
     q1 = torch.lerp(xb, xa, alpha1.unsqueeze(1))  # = interpolate(xa, xb, alpha1)
     q2 = torch.lerp(xb, xa, alpha2.unsqueeze(1))
     return TemperedBatch(

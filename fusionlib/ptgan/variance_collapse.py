@@ -33,7 +33,13 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.gan.diagnostics.variance import critic_gradient_variances, last_layer_parameter_names
 from fusionlib.gan.networks import Critic
 from fusionlib.gan.penalties import coherency_penalty, r1_penalty
-from fusionlib.ptgan.tempering import interpolate, sample_alpha, temperature, tempered_minibatch
+from fusionlib.ptgan.tempering import (
+    ALPHA_SHARES,
+    interpolate,
+    minibatch_alpha,
+    temperature,
+    tempered_minibatch,
+)
 from fusionlib.rng import child, torch_generator
 
 __all__ = ["CollapseSetup", "COLLAPSE_PENALTIES", "sample_two_modes", "collapse_trace"]
@@ -53,6 +59,11 @@ class CollapseSetup:
         Standard deviation of each mode (sigma^2 = 0.01, Section 2.3.2).
     r:
         Share of untempered points (eq. 7): 1.0 for ``L^1_b``, 0.99 for PTGAN in Figure 4.
+    alpha_share:
+        ``"fixed"``: every minibatch (training and measurement) holds the share r of
+        untempered points, "only 1 % of interpolated samples in each minibatch" (Figure 4);
+        ``"per_row"``: each row independently
+        (:func:`~fusionlib.ptgan.tempering.minibatch_alpha`).
     hidden:
         Critic hidden widths; the Figure 1 critic has 4 layers of 256 ReLU units (d = 5).
     batch_size:
@@ -69,6 +80,7 @@ class CollapseSetup:
     mu2: float = 1.5
     sd: float = 0.1
     r: float = 1.0
+    alpha_share: str = "fixed"
     hidden: tuple[int, ...] = (256, 256, 256, 256)
     batch_size: int = 100
     n_iter: int = 1000
@@ -84,6 +96,7 @@ class CollapseSetup:
         if not self.mu2 > 0 or not self.sd > 0:
             raise InvalidInputError(f"mu2 and sd must be > 0, got mu2={self.mu2}, sd={self.sd}")
         check_probability("r", self.r)
+        check_choice("alpha_share", self.alpha_share, ALPHA_SHARES)
         check_positive_int("n_iter", self.n_iter)
         check_positive_int("measure_every", self.measure_every)
         check_positive_int("batch_size", self.batch_size)
@@ -109,7 +122,7 @@ def _batch(setup: CollapseSetup, generator: torch.Generator):
     """A tempered real minibatch (Algorithm 1) and the frozen generator's matching fakes."""
     n = setup.batch_size
     pool = sample_two_modes(2 * n, setup.mu2, setup.sd, generator)
-    tb = tempered_minibatch(pool, n, setup.r, generator)
+    tb = tempered_minibatch(pool, n, setup.r, generator, share=setup.alpha_share)
     y1, y2 = _collapsed(n, setup, generator), _collapsed(n, setup, generator)
     fake = interpolate(y1, y2, tb.alpha1)
     return tb, fake
@@ -118,7 +131,8 @@ def _batch(setup: CollapseSetup, generator: torch.Generator):
 def _measure(critic: Critic, setup: CollapseSetup, generator: torch.Generator) -> dict:
     n = setup.batch_size
     x1, x2 = (sample_two_modes(n, setup.mu2, setup.sd, generator) for _ in range(2))
-    alpha = sample_alpha(n, setup.r, generator)
+    u = torch.rand(2, n, generator=generator)
+    alpha = minibatch_alpha(u[0], u[1], setup.r, generator, setup.alpha_share)
     real = interpolate(x1, x2, alpha)
     fake = interpolate(_collapsed(n, setup, generator), _collapsed(n, setup, generator), alpha)
     t = temperature(alpha)

@@ -125,3 +125,37 @@ def test_variance_callback_does_not_perturb_training():
 def test_build_trainer_uses_the_requested_device():
     tr = build_trainer(ImageRunConfig(method="sn", **TINY), 0, device="auto")
     assert tr.device == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_celeba_minibatch_holds_one_interpolated_image():
+    # Section 5.1: "n_b is set to 50 ... and r = 0.98, i.e., there is only one interpolated
+    # image in every minibatch" (drawn row by row, 36 % of minibatches would hold none)
+    from fusionlib.ptgan.objectives import draw_step_inputs
+
+    cfg = gan_config(ImageRunConfig("celeba_hq", "pt+cp", batch_size=50, r=0.98))
+    data = torch.rand(500, 12, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    g = torch.Generator().manual_seed(1)
+    counts = {int((draw_step_inputs(data, cfg, g).alpha < 1).sum()) for _ in range(200)}
+    assert counts == {1}
+
+
+def test_minibatch_loss_variance_is_the_variance_of_the_minibatch_mean():
+    # two strata with different means: with a fixed share the minibatch mean's variance lacks
+    # the between-strata term that the pooled Var_i(L_i) / n_b contains
+    from fusionlib.ptgan.images import minibatch_loss_variance
+
+    g = torch.Generator().manual_seed(0)
+    n_b, r = 50, 0.9  # 45 untempered, 5 tempered per minibatch
+    pool = torch.cat([torch.randn(9000, generator=g, dtype=torch.float64) + 3.0,
+                      2.0 * torch.randn(1000, generator=g, dtype=torch.float64)])
+    untempered = torch.arange(10_000) < 9000
+    est = minibatch_loss_variance(pool, untempered, n_b, r, "fixed")
+    exact = (45 * 1.0 + 5 * 4.0) / n_b**2
+    assert est == pytest.approx(exact, rel=0.08)
+    # brute force: means of minibatches of 45 + 5 draws
+    ones = torch.randn(20_000, 45, generator=g, dtype=torch.float64) + 3.0
+    temp = 2.0 * torch.randn(20_000, 5, generator=g, dtype=torch.float64)
+    assert torch.cat([ones, temp], 1).mean(1).var().item() == pytest.approx(exact, rel=0.05)
+    pooled = minibatch_loss_variance(pool, untempered, n_b, r, "per_row")
+    assert pooled == pytest.approx(pool.var().item() / n_b)
+    assert pooled > 1.5 * exact  # the between-strata spread (mean gap 3) dominates

@@ -8,7 +8,9 @@ from torch.testing import assert_close
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.tempering import (
     interpolate,
+    minibatch_alpha,
     mixup_batch,
+    n_tempered,
     reference_noise,
     sample_alpha,
     temperature,
@@ -163,3 +165,72 @@ def test_beta_small_parameter_law_matches_numpy():
     ref = np.random.default_rng(0).beta(0.2, 0.2, size=40_000)
     qs = [0.1, 0.25, 0.5, 0.75, 0.9]
     np.testing.assert_allclose(np.quantile(lam.numpy(), qs), np.quantile(ref, qs), atol=0.02)
+
+
+# ------------------------------------------------- the share of tempered rows per minibatch
+def _tempered_counts(batch_size, r, n_draws, share=None, seed=0):
+    x = torch.randn(200, 3, generator=gen(seed))
+    g = gen(seed + 1)
+    kw = {} if share is None else {"share": share}
+    return [int((tempered_minibatch(x, batch_size, r, g, **kw).alpha1 < 1.0).sum())
+            for _ in range(n_draws)]
+
+
+def test_default_minibatch_holds_the_share_r_exactly():
+    # Section 5.1: n_b = 50, r = 0.98, "there is only one interpolated image in every
+    # minibatch"; Figure 4: r = 0.99, "only 1% of interpolated samples in each minibatch"
+    assert set(_tempered_counts(50, 0.98, 300)) == {1}
+    assert set(_tempered_counts(100, 0.99, 300)) == {1}
+    assert set(_tempered_counts(100, 0.9, 100)) == {10}
+
+
+def test_per_row_share_is_binomial():
+    counts = np.array(_tempered_counts(50, 0.98, 2000, share="per_row"))
+    # P(no tempered row) = 0.98^50 = 0.364; Binomial sd of the share over 2000 draws ~ 0.011
+    assert (counts == 0).mean() == pytest.approx(0.98**50, abs=4 * 0.0108)
+
+
+def test_fractional_share_rounds_at_random_keeping_the_expected_share():
+    counts = np.array(_tempered_counts(64, 0.9, 2000))  # (1 - r) n = 6.4
+    assert set(counts.tolist()) <= {6, 7}
+    # mean 6.4, sd of one count sqrt(0.4 * 0.6) = 0.49, of the mean over 2000: 0.011
+    assert counts.mean() == pytest.approx(6.4, abs=4 * 0.011)
+
+
+@pytest.mark.parametrize(("n", "r", "expected"), [(100, 0.9, (10, 0.0)), (50, 0.98, (1, 0.0)),
+                                                  (100, 0.5, (50, 0.0)), (10, 1.0, (0, 0.0))])
+def test_n_tempered_of_the_papers_settings_is_whole(n, r, expected):
+    assert n_tempered(n, r) == expected
+
+
+def test_n_tempered_fraction():
+    k, f = n_tempered(64, 0.99)
+    assert k == 0 and f == pytest.approx(0.64)
+
+
+def test_fixed_share_picks_random_rows():
+    # every position is tempered equally often: 10 of 100 rows, 400 draws -> 40 per position
+    x = torch.randn(200, 2, generator=gen(0))
+    g = gen(3)
+    hits = sum((tempered_minibatch(x, 100, 0.9, g).alpha1 < 1.0).float() for _ in range(400))
+    # Binomial(400, 0.1) per position: mean 40, sd 6; every position within 5 sd
+    assert bool(((hits - 40).abs() < 30).all()) and hits.sum().item() == 4000
+
+
+def test_tempered_rows_of_a_fixed_share_are_uniform():
+    a = minibatch_alpha(torch.rand(20_000, generator=gen(1)), torch.rand(20_000, generator=gen(2)),
+                        0.5, gen(3))
+    rest = a[a < 1.0]
+    assert rest.numel() == 10_000
+    assert rest.mean().item() == pytest.approx(0.5, abs=4 * math.sqrt(1 / 12 / rest.numel()))
+
+
+def test_fixed_share_is_seeded():
+    x = torch.randn(50, 2, generator=gen(0))
+    a, b, c = (tempered_minibatch(x, 64, 0.99, gen(s)).alpha1 for s in (7, 7, 8))
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_unknown_share_raises():
+    with pytest.raises(InvalidInputError, match="alpha share"):
+        tempered_minibatch(torch.zeros(5, 2), 4, 0.5, gen(0), share="binomial")

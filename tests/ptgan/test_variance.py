@@ -271,3 +271,18 @@ def test_bad_options_raise():
     with pytest.raises(InvalidInputError, match="sigma"):
         with gradient_noise(critic, -1.0, seed=0):
             pass
+
+
+def test_collapse_minibatches_hold_one_tempered_point_in_a_hundred():
+    # Figure 4: "for the case of r = 0.99, there is only 1% of interpolated samples in each
+    # minibatch": the training batches and the measurement batches alike
+    from fusionlib.ptgan import variance_collapse as vc
+    from fusionlib.ptgan.tempering import minibatch_alpha
+
+    setup = CollapseSetup(mu2=1.5, r=0.99, batch_size=100).validate()
+    g = torch.Generator().manual_seed(0)
+    assert {int((vc._batch(setup, g)[0].alpha1 < 1).sum()) for _ in range(200)} == {1}
+    u = torch.rand(2, 100, generator=g)
+    assert int((minibatch_alpha(u[0], u[1], 0.99, g, setup.alpha_share) < 1).sum()) == 1
+    with pytest.raises(InvalidInputError, match="alpha_share"):
+        CollapseSetup(alpha_share="sometimes").validate()
