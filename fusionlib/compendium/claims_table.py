@@ -131,8 +131,10 @@ window.addEventListener("hashchange",fromHash);draw();fromHash();
 
 
 def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None,
-                  per_page: int = 25, uid: str = "claims-table") -> str:
+                  per_page: int = 25, uid: str = "claims-table", caption: str = "") -> str:
     """The HTML fragment of the claims table (see the module text).
+
+    ``caption`` titles the table (default: "Claims (scale: <the scales of the claims>)").
 
     ``stability`` (columns ``claim_id``, ``stability``: "stable", "flips: ...") adds a filter
     for the claims whose verdict changes with the root seed.
@@ -142,6 +144,8 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
     anchors = "".join(f'<span id="chapter-{html.escape(c)}"></span>' for c in chapters)
     flip = ('<label><input type="checkbox" class="ct-flip"> only claims whose verdict flips '
             'with the seed</label>' if stability is not None and len(stability) else "")
+    scales = ", ".join(sorted(set(claims["scale"]))) if len(claims) else "none"
+    caption = html.escape(caption or f"Claims (scale: {scales})")
     labels = [("v", "verdict"), ("id", "claim"), ("chapter", "chapter"), ("where", "where"),
               ("q", "quantity"), ("p", "paper"), ("o", "ours"), ("r", "reason")]
     narrow = {"chapter", "where", "r"}
@@ -156,7 +160,9 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
             f'<div class="ct-controls">{filters}<input class="ct-q" type="search" '
             f'placeholder="search id, quantity, reason" aria-label="search claims">{flip}'
             f'<span class="ct-count"></span></div>'
-            f'<div class="ct-wrap"><table class="ct"><thead><tr>{head}</tr></thead>'
+            f'<div class="ct-wrap"><table class="ct"><caption style="caption-side: top; '
+            f'text-align: left; font-weight: 600">{caption}</caption><thead><tr>{head}</tr>'
+            f"</thead>"
             f"<tbody></tbody></table></div>"
             f'<div class="ct-pager"><button class="ct-prev" type="button">previous</button>'
             f'<span class="ct-page"></span><button class="ct-next" type="button">next</button>'

@@ -294,7 +294,8 @@ class Run:
         from fusionlib.compendium.claims_table import claims_widget
 
         return HTML(claims_widget(self.claims, per_page=per_page,
-                                  uid=f"claims-{self.name}".replace("_", "-")))
+                                  uid=f"claims-{self.name}".replace("_", "-"),
+                                  caption=f"Claims of this chapter (scale: {self.scale})"))
 
     def finish(self) -> dict[str, Any]:
         """Write ``claims.csv`` and ``provenance.json``; return the provenance record."""

@@ -105,8 +105,8 @@ def chapter_summary(chapter: str, claims: pd.DataFrame, scale: str, *,
 
 def insert_summary(nb: Any, markdown: str) -> None:
     """Put ``markdown`` right after the notebook's title (its first line that starts with a
-    single hash and a space), above any code. A title cell holding more than the title is split in two; a box inserted before is
-    replaced (calling it twice leaves one box)."""
+    single hash and a space), above any code. A title cell holding more than the title is split
+    in two; a box inserted before is replaced (calling it twice leaves one box)."""
     import nbformat
 
     nb.cells = [c for c in nb.cells
