@@ -34,7 +34,8 @@ def test_aggregate_refuses_unknown_rule_and_verdict():
 
 
 def _claim(cid, verdict_kw, kind="result", seed="001"):
-    return make_claim(cid, seed, "Table 3", "q", 1.0, 1.0, scale="cpu", experiment="e",
+    ours = None if "not_run" in verdict_kw else 1.0
+    return make_claim(cid, seed, "Table 3", "q", 1.0, ours, scale="cpu", experiment="e",
                       kind=kind, **verdict_kw)
 
 
