@@ -1,5 +1,6 @@
-"""The architecture of DESIGN.md, checked: layers import only downwards, papers never import each
-other, and the module import graph of fusionlib has no cycle.
+"""The architecture of book/design.md ("How this compendium is built"), checked: layers import
+only downwards, papers never import each other, and the module import graph of fusionlib has
+no cycle.
 
 Every import counts, including imports inside functions (a lazy import is still a dependency).
 """
@@ -82,7 +83,7 @@ def _top(module: str) -> str:
 
 def test_every_top_level_entry_has_a_layer():
     unknown = sorted({_top(m) for m in MODULES} - set(LAYERS))
-    assert not unknown, f"give these a floor in LAYERS (and DESIGN.md): {unknown}"
+    assert not unknown, f"give these a floor in LAYERS (and book/design.md): {unknown}"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -1,4 +1,6 @@
-"""The grid of cells: experiments as independent, cached units of work (DESIGN.md, "Cells").
+"""The grid of cells: experiments as independent, cached units of work.
+
+See the book page "How this compendium is built" (book/design.md), "Cells and shards".
 
 An :class:`Experiment` is a grid of :class:`Cell` objects (experiment, configuration, seed) and a
 ``compute`` function that turns one cell into a :class:`Shard` (tidy rows plus optional

@@ -1,4 +1,7 @@
-"""The three execution scales of the compendium (see DESIGN.md, "Scales")."""
+"""The three execution scales of the compendium.
+
+See the book page "How this compendium is built" (book/design.md), "Scales".
+"""
 
 from __future__ import annotations
 

@@ -172,7 +172,7 @@ REGISTRY: dict[str, DatasetSpec] = {
         name="law_school",
         title="Law School Admission (LSAC)",
         source="LSAC National Longitudinal Bar Passage Study; the PTGAN paper's exact file is "
-        "not certain (see REFERENCE.md)",
+        "not certain (several public copies with different columns circulate)",
         provision="web",
         files=(FileSpec("law_school.csv", None, hash_policy=RECORD_ON_FIRST_USE),),
         how_to_provision="place the admissions table (columns LSAT, GPA, Gender, Race, resident, "

@@ -1,10 +1,10 @@
 """A small image classifier trained in the project, whose features stand in for InceptionV3's.
 
-Offline there are no Inception weights (REFERENCE.md), so the image chapter scores generators
-with the Fréchet distance and the Inception-style score computed on *this* classifier's
-penultimate features and class probabilities, trained on the real training images. These are
-"classifier-FID" and "classifier-IS": internally consistent (same classifier for every method),
-never comparable numerically with Inception-based values.
+The build machines reach no model hub, so there are no Inception weights offline; the image
+chapter therefore scores generators with the Fréchet distance and the Inception-style score
+computed on *this* classifier's penultimate features and class probabilities, trained on the
+real training images. These are "classifier-FID" and "classifier-IS": internally consistent
+(same classifier for every method), never comparable numerically with Inception-based values.
 
 Training is seeded (:mod:`fusionlib.rng`), runs on one thread by default and never touches the
 global random state.
