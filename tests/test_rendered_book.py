@@ -394,3 +394,16 @@ def test_run_table_displays_in_a_scroll_box(tmp_path):
     html = page(BANNER + '<div class="cell_output docutils container"><div class="output '
                 f'text_html">{shown}</div></div>')
     assert problems(html, scale="smoke") == []
+
+
+def test_figures_need_a_description_as_alternative_text():
+    def page(alt):
+        return (f'<html><body><div class="cell_output"><img src="a.png" alt="{alt}">'
+                "</div></body></html>")
+    assert check_html.alt_text_problems(check_html.parse_page(page("_images/ab12.png")))
+    assert check_html.alt_text_problems(check_html.parse_page(page("")))
+    assert check_html.alt_text_problems(check_html.parse_page(page("../../_images/x.png")))
+    assert not check_html.alt_text_problems(check_html.parse_page(
+        page("Figure: S_T curves. Panel: RF (x: iteration).")))
+    # an image outside cell outputs (a logo) is not a figure of the chapter
+    assert not check_html.parse_page('<img src="logo.png" alt="logo.png">').output_alts

@@ -71,6 +71,7 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
     MIN_FIGURE_SCALE,
     SCALES,
     Page,
+    alt_text_problems,
     download_problems,
     image_problems,
     machine_path_problems,
@@ -146,6 +147,7 @@ def check_page(html: str, rel: str, root: Path | None = None, *, chapter: bool =
         problems += summary_problems(page)
     if root is not None:
         problems += image_problems(page, root / rel, root, rendered_images)
+        problems += alt_text_problems(page)
         problems += download_problems(page, root / rel, root)
     problems += wide_table_problems(tables or [])
     problems += small_figure_problems(rendered_images or [], min_figure_scale)

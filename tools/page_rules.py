@@ -48,6 +48,8 @@ class Page:
     full_text: str = ""  # all visible text (code included, math excluded)
     math_text: str = ""  # MathJax's assistive MathML text (undefined macros show up here)
     images: list[str] = field(default_factory=list)  # src attributes
+    #: alternative text of each image inside a cell output (a figure)
+    output_alts: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     merrors: int = 0  # MathJax error boxes
     traceback_blocks: int = 0  # output blocks of class "traceback" or "error"
@@ -79,6 +81,8 @@ class _Parser(HTMLParser):
         self.elements += 1
         if tag == "img":
             self.page.images.append(a.get("src") or "")
+            if (self.stack and self.stack[-1][1].get("output")) or classes & _OUTPUT_CLASSES:
+                self.page.output_alts.append(a.get("alt") or "")
         if tag == "a" and a.get("href") and (
                 "download" in a or "download" in classes
                 or "/_downloads/" in f"/{a['href']}"
@@ -437,6 +441,21 @@ def image_problems(page: Page, page_file: Path, root: Path,
         if not img.get("width") and img.get("src") not in missing:
             problems.append(f"image not displayed (naturalWidth 0): {img.get('src')!r}")
     return problems
+
+
+_FILE_LIKE = re.compile(r"(?:\.(?:png|jpe?g|svg|gif)$)|_images/|^\.\./|^[0-9a-f]{32,}")
+
+
+def alt_text_problems(page: Page) -> list[str]:
+    """Figures in cell outputs whose alternative text is empty or a file name, not a
+    description of what they show (``Run.save_figure`` records one from the figure's titles
+    and labels, or take it from its ``alt=``)."""
+    bad = [a for a in page.output_alts if not a.strip() or _FILE_LIKE.search(a.strip())]
+    if not bad:
+        return []
+    return [f"{len(bad)} figure(s) without a description as alternative text (e.g. "
+            f"{bad[0]!r}); save them with run.save_figure(fig, name, alt=...) in the cell that "
+            "shows them"]
 
 
 def download_problems(page: Page, page_file: Path, root: Path) -> list[str]:

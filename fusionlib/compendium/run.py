@@ -16,54 +16,13 @@ from typing import Any
 import pandas as pd
 
 from fusionlib.compendium.claims import Claim, claims_frame, make_claim
+from fusionlib.compendium.figures import FIGURE_STYLE, describe_figure, legible
 from fusionlib.compendium.provenance import provenance_record
 from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
 __all__ = ["Run", "BookTable", "torch_device", "FIGURE_STYLE", "legible"]
-
-#: matplotlib settings for the book's figures (``plt.rcParams.update(FIGURE_STYLE)`` once per
-#: notebook). A page shows a figure scaled to its text width, about 700 pixels on a laptop
-#: screen, so a figure up to about 11 inches wide (1,100 pixels at 100 dpi) keeps 13-point tick
-#: labels at 11 pixels or more.
-FIGURE_STYLE: dict[str, Any] = {
-    "figure.dpi": 100,
-    "font.size": 13,
-    "axes.titlesize": 14,
-    "axes.labelsize": 13,
-    "xtick.labelsize": 13,
-    "ytick.labelsize": 13,
-    "legend.fontsize": 12,
-    "figure.titlesize": 15,
-}
-
-
-def legible(fig: Any, size: float = 12.0, *, width: float | None = None) -> Any:
-    """Make a matplotlib figure drawn elsewhere (with small fixed font sizes) readable in the book.
-
-    Every text of ``fig`` smaller than ``size`` points, tick labels included, is raised to
-    ``size``; with ``width`` (inches) the figure is first scaled to that width, keeping its aspect.
-    The layout is redone (constrained layouts redo themselves when drawn). Returns ``fig``.
-    """
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-    from matplotlib.text import Text
-
-    if width is not None:
-        w, h = fig.get_size_inches()
-        fig.set_size_inches(width, h * width / w)
-    for ax in fig.axes:
-        for axis in ("x", "y"):
-            labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
-            if any(t.get_fontsize() < size for t in labels):
-                ax.tick_params(axis=axis, labelsize=size)
-    for text in fig.findobj(Text):
-        if text.get_text() and text.get_fontsize() < size:
-            text.set_fontsize(size)
-    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
-        fig.tight_layout()
-    return fig
-
 
 class BookTable:
     """A table as the book shows it: a styled table inside a box that scrolls sideways.
@@ -149,6 +108,7 @@ class Run:
         self.device = torch_device()
         self._claims: list[Claim] = []
         self._files: list[str] = []
+        self._figures: dict[str, str] = {}
         self._t0 = time.perf_counter()
 
     # ----------------------------------------------------------------- configuration
@@ -244,8 +204,15 @@ class Run:
         """Write ``obj`` to ``<results_dir>/<name>.json`` atomically."""
         return atomic_write_json(self._path(name, ".json"), obj)
 
-    def save_figure(self, fig: Any, name: str, *, dpi: int = 110) -> Path:
-        """Save a matplotlib figure as ``<results_dir>/<name>.png`` atomically."""
+    def save_figure(self, fig: Any, name: str, *, dpi: int = 110, alt: str | None = None
+                    ) -> Path:
+        """Save a matplotlib figure as ``<results_dir>/<name>.png`` atomically.
+
+        ``alt`` says what the figure shows (default: its titles and axis labels,
+        :func:`~fusionlib.compendium.figures.describe_figure`); the book shows it as the
+        figure's alternative text.
+        """
+        self._figures[name] = alt or describe_figure(fig)
         return atomic_write(
             self._path(name, ".png"),
             lambda p: fig.savefig(p, dpi=dpi, bbox_inches="tight", format="png"),
@@ -307,6 +274,7 @@ class Run:
             n_claims=len(frame), wall_time_s=round(time.perf_counter() - self._t0, 2),
         )
         atomic_write_json(self.results_dir / "provenance.json", record)
+        atomic_write_json(self.results_dir / "figures.json", self._figures)
         return record
 
 

@@ -12,6 +12,8 @@ is typed: it is computed from the ``claims.csv`` the chapter wrote.
 from __future__ import annotations
 
 import html
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from fusionlib.compendium.verdicts import COUNTED_KINDS, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["CHAPTERS", "SUMMARY_CLASS", "MARKS", "SCALE_MEANING", "load_chapters",
-           "chapter_summary", "insert_summary", "fold_code", "dress_chapter"]
+           "chapter_summary", "insert_summary", "fold_code", "label_figures", "dress_chapter"]
 
 CHAPTERS = Path(__file__).resolve().parent / "chapters.csv"
 #: the CSS class of the box (tools/check_html.py looks for it on every chapter page)
@@ -143,11 +145,49 @@ def fold_code(nb: Any) -> int:
     return folded
 
 
+_SAVED = re.compile(r"""save_figure\(\s*[^,()]+,\s*(f?)(["'])(.+?)\2""")
+
+
+def _saved_names(source: str, figures: dict[str, str]) -> list[str]:
+    """The figures a cell saves (``run.save_figure(fig, "name")``; an f-string name matches the
+    saved names of its shape, in the order they were saved)."""
+    names = []
+    for fstring, _, name in _SAVED.findall(source):
+        if not fstring:
+            names += [name] if name in figures else []
+            continue
+        pattern = re.compile("".join(".+?" if part.startswith("{") else re.escape(part)
+                                     for part in re.split(r"(\{[^}]*\})", name)) + "$")
+        names += [k for k in figures if pattern.match(k)]
+    return names
+
+
+def label_figures(nb: Any, figures: dict[str, str]) -> int:
+    """Give every figure a code cell shows the alternative text of the figure it saved
+    (``Run.save_figure`` records them); a figure shown without being saved gets a generic text.
+    Returns the number of cells labelled."""
+    labelled = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not any(
+                "image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+            continue
+        names = _saved_names(cell.source, figures)
+        alt = " ".join(figures[n] for n in names) or (
+            "A figure of this chapter; the text around it says what it shows.")
+        image = cell.metadata.setdefault("mystnb", {}).setdefault("image", {})
+        image.setdefault("alt", alt)
+        labelled += 1
+    return labelled
+
+
 def dress_chapter(nb: Any, chapter: str, results: Path, scale: str) -> None:
-    """Insert the opening box (from ``results/claims.csv``) and fold the code of a chapter."""
+    """Insert the opening box (from ``results/claims.csv``), fold the code and give the figures
+    their alternative text (``results/figures.json``)."""
     from fusionlib.compendium.claims import read_claims
 
     path = Path(results) / "claims.csv"
     claims = read_claims([path]) if path.is_file() else read_claims([])
     insert_summary(nb, chapter_summary(chapter, claims, scale))
     fold_code(nb)
+    fig_file = Path(results) / "figures.json"
+    label_figures(nb, json.loads(fig_file.read_text()) if fig_file.is_file() else {})

@@ -13,6 +13,7 @@ from fusionlib.compendium.summary import (
     chapter_summary,
     fold_code,
     insert_summary,
+    label_figures,
     load_chapters,
 )
 from fusionlib.errors import InvalidInputError
@@ -77,3 +78,40 @@ def test_fold_code_leaves_removed_and_hidden_cells_alone():
     assert fold_code(nb) == 1 and fold_code(nb) == 0
     assert nb.cells[0].metadata["tags"] == ["hide-input"]
     assert nb.cells[1].metadata["tags"] == ["remove-cell"]
+
+
+def test_figures_get_the_alternative_text_of_what_they_saved():
+    nb = nbformat.v4.new_notebook()
+    png = {"output_type": "display_data", "data": {"image/png": "AA=="}, "metadata": {}}
+    cells = [nbformat.v4.new_code_cell('run.save_figure(fig, "curves")\nplt.show()'),
+             nbformat.v4.new_code_cell('for d in ds:\n    run.save_figure(fig, f"bars_{d}")'),
+             nbformat.v4.new_code_cell("plt.show()"), nbformat.v4.new_code_cell("x = 1")]
+    for c in cells[:3]:
+        c.outputs = [nbformat.from_dict(png)]
+    nb.cells = cells
+    figures = {"curves": "Figure: S_T curves.", "bars_adult": "Figure: adult.",
+               "bars_law": "Figure: law."}
+    assert label_figures(nb, figures) == 3
+    assert nb.cells[0].metadata["mystnb"]["image"]["alt"] == "Figure: S_T curves."
+    assert nb.cells[1].metadata["mystnb"]["image"]["alt"] == "Figure: adult. Figure: law."
+    assert "text around it" in nb.cells[2].metadata["mystnb"]["image"]["alt"]
+    assert "mystnb" not in nb.cells[3].metadata
+
+
+def test_describe_figure_reads_titles_and_labels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fusionlib.compendium.figures import describe_figure
+
+    fig, axes = plt.subplots(1, 2)
+    fig.suptitle("Downstream AUC")
+    axes[0].plot([0, 1], [0, 1])
+    axes[0].set(title="RF", xlabel="iteration", ylabel="AUC")
+    axes[1].plot([0, 1], [1, 0])
+    axes[1].set(title="SVM", xlabel="iteration")
+    assert describe_figure(fig) == ("Figure: Downstream AUC. Panels: RF (x: iteration, y: AUC); "
+                                    "SVM (x: iteration).")
+    plt.close(fig)
