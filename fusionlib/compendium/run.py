@@ -283,18 +283,23 @@ _MISSING_TEXT = frozenset({"nan", "NaN", "<NA>", "NaT"})
 
 
 def _for_display(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` as a table shows it (a copy when anything changes): each float column that has a
-    missing value and otherwise only whole numbers as a nullable integer column (pandas stores
-    an integer column with a gap as floats: row counts, kernel sizes, file sizes, which would
-    display as ``45222.000``; a float column without gaps is left as it is); and a text cell
+    """``df`` as a table shows it (a copy when anything changes): each float column of whole
+    numbers as a nullable integer column when it has a gap or a value beyond 0 and 1 (pandas
+    stores an integer column with a gap as floats, and published tables read as floats: row
+    counts, kernel sizes, penalty weights would display as ``45222.000`` or ``100.000``; a
+    column of 0/1 shares keeps its decimals); and a text cell
     that is a missing value written out (``"nan"``) as missing, so it shows the dash too."""
     out = df
     for i in range(df.shape[1]):  # by position: column labels need not be unique
         col = df.iloc[:, i]
         new = None
-        if col.dtype.kind == "f" and col.isna().any():
+        if col.dtype.kind == "f":
             values = col.dropna()
-            if len(values) and (values == values.round()).all() and values.abs().max() < 2**53:
+            whole = len(values) and (values == values.round()).all() \
+                and values.abs().max() < 2**53
+            # a gap, or a whole number beyond 0/1 (a count, a width, a weight such as 100; a
+            # column of 0.0/1.0 shares stays as it is)
+            if whole and (col.isna().any() or values.abs().max() >= 2):
                 new = col.astype("Int64")
         elif col.dtype == object:
             missing = col.map(lambda v: isinstance(v, str) and v in _MISSING_TEXT).astype(bool)

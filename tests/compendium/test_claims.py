@@ -191,3 +191,12 @@ def test_run_claims_table_is_the_compact_widget(tmp_path):
     html_text = run.claims_table().data
     assert 'id="claims-ptgan-x"' in html_text and "001-F1-x" in html_text
     assert "make claim ID=001-F1-x" in html_text
+
+
+def test_table_shows_whole_number_columns_without_gaps_as_integers(tmp_path):
+    run = Run("t", scale="smoke", seed=0, results_dir=tmp_path)
+    df = pd.DataFrame({"lambda": [1.0, 10.0, 100.0], "flag": [0.0, 1.0, 1.0],
+                       "fid": [24.8, 28.7, 45.9]})
+    html_text = run.table(df, "T").to_html()
+    assert ">100<" in html_text and "100.000" not in html_text
+    assert ">1.000<" in html_text and ">24.800<" in html_text  # shares and metrics keep decimals
