@@ -44,9 +44,9 @@ def _marginals(codes: np.ndarray, k: int, rows_a: np.ndarray, rows_b: np.ndarray
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(column.astype(str), sort=True)
-    if (codes < 0).any():
+    if column.isna().any():
         raise InvalidInputError(f"column {column.name!r} has missing values; drop those rows")
+    codes, uniques = pd.factorize(column.astype(str), sort=True)
     return codes, len(uniques)
 
 
