@@ -27,7 +27,7 @@ def _matrices(dcc: dict[str, pd.DataFrame], overlaps: dict[str, str]) -> list[di
 
 
 def summary_figures(summary: DatasetSummary) -> dict[str, Any]:
-    """The JSON figure data of a dataset's summary (frames as :func:`frame_to_json`)."""
+    """The JSON figure data of a dataset's summary (frames as ``frame_to_json`` writes them)."""
     acc = summary.accuracy
     return {
         "frame": frame_to_json(summary.fidelity),
