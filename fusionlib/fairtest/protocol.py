@@ -8,8 +8,10 @@ Per dataset (:func:`run_dataset`):
    the three joint estimators (Independence given Overlap, Marginal Preservation, Latent naive
    Bayes) on each (internal, external) pair, and adds the two baselines (CTGAN on the complete
    training table, the Independent model); each draws a synthetic test set of ``len(D_test)``.
-3. :func:`fidelity_table` scores every synthetic set against ``D_test``: 1-TVD, CS, DM and the
-   KL divergence of ``p(A, Y)`` per protected attribute (Tables 3, 7, 8).
+3. :func:`~fusionlib.fairtest.scoring.fidelity_table` scores every synthetic set against
+   ``D_test``: 1-TVD, CS, DM, the KL divergence of ``p(A, Y)`` per protected attribute and the
+   mean Cramér's V difference, each with its uncertainty (Tables 3, 7, 8, Figure 5); it lives
+   in :mod:`fusionlib.fairtest.scoring` and is re-exported here.
 4. :func:`~fusionlib.fairtest.audit.fairness_bootstraps` trains the audited decision tree on
    the *internal* table of each separation (features = internal columns minus the label; never
    a protected attribute), predicts on ``D_test`` and on each synthetic set, and bootstraps DI,
@@ -51,20 +53,14 @@ from fusionlib.fairtest.records import (
     OUR_METHODS,
     PAPER_NAMES,
     PAPER_PROTOCOL,
-    REFERENCE_LABEL,
     Prepared,
     ProtocolConfig,
     SyntheticSet,
 )
+from fusionlib.fairtest.scoring import fidelity_table
 from fusionlib.fairtest.separation import DatasetSpec, dataset_spec, separate
 from fusionlib.metrics.association import dcc_matrix
 from fusionlib.metrics.fairness import FAIRNESS_METRICS
-from fusionlib.metrics.fidelity import (
-    ContingencySimilarity,
-    DiscriminatorMeasure,
-    JointKL,
-    TVComplement,
-)
 from fusionlib.rng import Seed, child, numpy_rng, seed_int
 
 __all__ = [
@@ -159,35 +155,6 @@ def synthesize(prep: Prepared, cfg: ProtocolConfig, *, seed: int = 0,
         data = data[cols].astype(prep.test.dtypes.to_dict())
         out.append(SyntheticSet(method, overlap, data))
     return out
-
-
-def fidelity_table(prep: Prepared, synthetic: Sequence[SyntheticSet], cfg: ProtocolConfig,
-                   *, seed: int = 0) -> pd.DataFrame:
-    """One row per synthetic set: 1-TVD, CS, DM and ``KL (<attribute>)`` columns.
-
-    With ``cfg.reference`` a last row (method ``"Reference"``) scores a test-sized sample of
-    the *real training rows* the same way: the value a perfect generator would get, i.e. the
-    sampling-noise floor of each metric (not part of the paper's tables).
-    """
-    dm = DiscriminatorMeasure(n_seeds=cfg.dm_seeds, seed=seed, n_estimators=cfg.dm_n_estimators,
-                              max_rows=cfg.dm_max_rows)
-    sets = [(s.method, s.overlap, s.label, s.data) for s in synthetic]
-    if cfg.reference:  # real rows the estimators saw, test-sized: what a perfect generator gets
-        n = min(len(prep.test), len(prep.train))
-        sets.append(("Reference", "", REFERENCE_LABEL,
-                     prep.train.sample(n, random_state=seed_int(seed, "reference"))
-                     .reset_index(drop=True)))
-    rows = []
-    for method, overlap, label, data in sets:
-        row = {"dataset": prep.dataset, "method": method, "overlap": overlap, "label": label,
-               "1-TVD": TVComplement().compute(prep.test, data),
-               "CS": ContingencySimilarity().compute(prep.test, data),
-               "DM": dm.compute(prep.test, data)}
-        for attr in prep.spec.protected:
-            kl = JointKL(attr, prep.spec.label, epsilon=cfg.kl_epsilon)
-            row[f"KL ({attr})"] = kl.compute(prep.test, data)
-        rows.append(row)
-    return pd.DataFrame(rows).assign(status="run", reason="")
 
 
 @dataclass

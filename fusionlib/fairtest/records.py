@@ -33,6 +33,8 @@ class ProtocolConfig:
     max_rows: int | None = None  # None: every row of the dataset (smoke scale subsamples)
     baselines: tuple[str, ...] = ("CTGAN", "Indep")  # Section 4.3
     reference: bool = True  # ours: also score real training rows (the sampling-noise floor)
+    fidelity_boot: int = 200  # ours: bootstrap replicates behind each fidelity score's se
+    latent_fits: int = 5  # ours: single-start Latent fits whose spread is the Latent rows' se
 
 
 PAPER_PROTOCOL = ProtocolConfig()
@@ -83,6 +85,11 @@ class DatasetSummary:
     ``unique_internal``: share of unique rows of the first separation's internal table;
     ``dcc``: Figure 5's matrix ``|V_syn - V_real|`` of every synthetic set, by set label in
     table order; ``set_overlaps``: the overlap of each set (``""`` for the baselines).
+
+    Repeated fits of the stochastic generators (:mod:`fusionlib.fairtest.repeated_fits`):
+    ``latent_fit_scores`` / ``latent_fit_diffs``: every score and Table 9 difference of each
+    single-start Latent fit (column ``fit``); ``ctgan_runs`` / ``ctgan_diffs``: the same for
+    each CTGAN training run (column ``run``), ``ctgan_info`` each run's settings and times.
     """
 
     dataset: str
@@ -102,6 +109,11 @@ class DatasetSummary:
     unique_internal: float | None = None
     dcc: dict[str, pd.DataFrame] = field(default_factory=dict)
     set_overlaps: dict[str, str] = field(default_factory=dict)
+    latent_fit_scores: pd.DataFrame = field(default_factory=pd.DataFrame)
+    latent_fit_diffs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    ctgan_runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    ctgan_diffs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    ctgan_info: list[dict] = field(default_factory=list)
 
     def dcc_matrices(self, overlap: str) -> dict[str, pd.DataFrame]:
         """Figure 5: the matrices of the methods of ``overlap`` and of both baselines."""

@@ -159,25 +159,29 @@ def em_optima(sensitivity: pd.DataFrame, *, decimals: int = 0) -> pd.DataFrame:
 #: how each scale reduces the protocol (shown beside tables and in reasons)
 SCALE_NOTES = {
     "smoke": "smoke scale: tiny data and settings, numbers not meaningful",
-    "cpu": "cpu scale (200 bootstraps, one DM forest, CTGAN 30 epochs on <= 4,000 rows)",
+    "cpu": "cpu scale (the paper's protocol but Adult's CTGAN, 30 of its 300 epochs)",
     "paper": "paper-scale rerun",
 }
 
 
 def difference_reason(method: str, metric: str, dataset: str, *, scale: str,
-                      compas_mi: str = "not computed") -> str:
+                      compas_mi: str = "not computed", ctgan_runs: int = 1,
+                      latent_fits: int = 1) -> str:
     """The known cause of a difference between our value and the paper's (scorecard reason).
 
     ``metric`` is the metric's first word (``"KL"`` for ``"KL (race)"``); ``compas_mi`` the
-    mutual information of A and Y in our COMPAS rows, as text.
+    mutual information of A and Y in our COMPAS rows, as text; ``ctgan_runs`` and
+    ``latent_fits`` the repeated fits behind the CTGAN and Latent values.
     """
     if scale == "smoke":
         return SCALE_NOTES["smoke"]
     if method == "CTGAN":
-        return ("CTGAN trained far shorter than the paper's 300 epochs on all rows"
-                if scale != "paper" else "CTGAN training is stochastic")
+        return ("one CTGAN training run: how much CTGAN's scores move between runs is not "
+                "measured here" if ctgan_runs < 2 else
+                f"mean of {ctgan_runs} CTGAN training runs")
     if method == "Latent":
-        return "Latent results depend on which EM optimum is found (see the EM-start check)"
+        return (f"mean of {latent_fits} single-start Latent fits; the fits reach different EM "
+                "optima (see the EM-start check)")
     if method == "Indep" and metric in ("1-TVD", "CS", "DM"):
         return ("an independent model keeps every one-variable marginal, so its 1-TVD differs "
                 "from the noise floor by sampling noise only; the paper's Adult Independent "

@@ -169,6 +169,10 @@ def bootstrap_mean_difference(synthetic: pd.DataFrame, real: pd.DataFrame) -> pd
     Both frames must hold the same metric columns (as :func:`bootstrap_fairness` returns them,
     in any order). Means ignore ``nan`` draws; the columns ``nan_synthetic``/``nan_real`` count
     them, so a metric undefined in every draw shows ``abs_diff = nan`` with its count.
+    ``sd_synthetic``/``sd_real`` are the bootstrap standard deviations (``ddof=1``): each
+    estimates the sampling standard deviation of the metric on a set of that size, so
+    ``sqrt(sd_synthetic**2 + sd_real**2)`` is the standard error of the difference of the two
+    sets' metrics.
     """
     for name, df in (("synthetic", synthetic), ("real", real)):
         if not isinstance(df, pd.DataFrame) or df.shape[1] == 0:
@@ -184,6 +188,8 @@ def bootstrap_mean_difference(synthetic: pd.DataFrame, real: pd.DataFrame) -> pd
     out = pd.DataFrame({
         "mean_synthetic": synthetic[cols].mean(skipna=True),
         "mean_real": real[cols].mean(skipna=True),
+        "sd_synthetic": synthetic[cols].std(ddof=1, skipna=True),
+        "sd_real": real[cols].std(ddof=1, skipna=True),
         "nan_synthetic": synthetic[cols].isna().sum(),
         "nan_real": real[cols].isna().sum(),
     })

@@ -62,9 +62,29 @@ def test_ctgan_other_training_seed_gives_another_model(complete):
 def test_ctgan_errors():
     with pytest.raises(NotFittedError, match="fit"):
         CTGANBaseline().sample(10, seed=0)
-    with pytest.raises(InvalidInputError, match="multiple of 10"):
+    with pytest.raises(InvalidInputError, match="multiple of pac = 10"):
         CTGANBaseline(batch_size=55).fit(pd.DataFrame({"a": ["x"]}))
+    with pytest.raises(InvalidInputError, match="unknown CTGAN settings"):
+        CTGANBaseline(settings={"lr": 1e-3}).fit(pd.DataFrame({"a": ["x"]}))
     with pytest.raises(InvalidInputError, match="missing values"):
         CTGANBaseline(epochs=1).fit(pd.DataFrame({"a": ["x", None]}))
     with pytest.raises(TypeError):
         CTGANBaseline(epoch=3)  # misspelled option is rejected, not ignored
+
+
+def test_ctgan_trains_with_the_published_settings_read_back_from_the_model(fitted):
+    """Every published hyperparameter reaches ctgan.CTGAN (read back from the trained model),
+    whatever the package's own defaults are; only the two set in the fixture differ."""
+    from fusionlib.fairtest.estimators.baselines import CTGAN_DEFAULTS, CTGAN_HYPERPARAMETERS
+
+    published = {k: getattr(CTGAN_DEFAULTS, k) for k in CTGAN_HYPERPARAMETERS}
+    assert published | {"epochs": 1, "batch_size": 50} == fitted.settings_
+    assert (CTGAN_DEFAULTS.epochs, CTGAN_DEFAULTS.batch_size, CTGAN_DEFAULTS.pac) == (300, 500, 10)
+    assert (CTGAN_DEFAULTS.generator_lr, CTGAN_DEFAULTS.discriminator_lr) == (2e-4, 2e-4)
+    assert fitted.steps_ == 1 and len(fitted.losses_) == 1
+
+
+def test_ctgan_settings_change_one_hyperparameter(complete):
+    m = CTGANBaseline(epochs=1, batch_size=50, settings={"generator_lr": 1e-3},
+                      enable_gpu=False, seed=0).fit(complete)
+    assert m.settings_["generator_lr"] == 1e-3 and m.settings_["pac"] == 10

@@ -124,6 +124,10 @@ def test_bootstrap_mean_difference_is_table9_quantity_and_counts_nan():
     # DI: |0.6 - 0.9| = 0.3 ; AOD: |0.1 - 0.1| = 0 (nan draw dropped from the real mean)
     assert_allclose(out.loc[["DI", "AOD"], "abs_diff"].to_numpy(), [0.3, 0.0], atol=1e-12)
     assert out.loc["AOD", "nan_real"] == 1
+    # bootstrap standard deviations (ddof=1), nan draws dropped: sd of [0.5, 0.7] and [0.8, 1]
+    assert_allclose(out.loc["DI", ["sd_synthetic", "sd_real"]].to_numpy(float),
+                    [np.sqrt(0.02), np.sqrt(0.02)], atol=1e-12)
+    assert np.isnan(out.loc["AOD", "sd_real"])  # one defined draw: no spread
 
 
 def test_bootstrap_rejects_bad_n_boot():

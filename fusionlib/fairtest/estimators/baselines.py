@@ -2,10 +2,11 @@
 
 - :class:`IndependentModel` multiplies one-variable marginals (every pair independent). It is
   fitted on the two separate tables like the paper's own methods.
-- :class:`CTGANBaseline` wraps ``ctgan.CTGAN`` (PyPI package ``ctgan``) with the package's
-  default hyperparameters, as the paper did. It is trained on the *complete* training table,
-  not on the separated ones: the paper notes that this gives CTGAN an advantage. Its ``fit``
-  therefore takes one table, unlike the other estimators.
+- :class:`CTGANBaseline` wraps ``ctgan.CTGAN`` (PyPI package ``ctgan``) with CTGAN's published
+  hyperparameters (the package's defaults), as the paper did ("default hyperparameters"). It
+  is trained on the *complete* training table, not on the separated ones: the paper notes that
+  this gives CTGAN an advantage. Its ``fit`` therefore takes one table, unlike the other
+  estimators.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from fusionlib.fairtest.estimators.base import JointEstimator
 from fusionlib.fairtest.estimators.validation import EncodedPair, check_n_and_seed, check_table
 from fusionlib.rng import child, seed_int
 
-__all__ = ["CTGANBaseline", "CTGANDefaults", "CTGAN_DEFAULTS", "IndependentModel"]
+__all__ = ["CTGANBaseline", "CTGANDefaults", "CTGAN_DEFAULTS", "CTGAN_HYPERPARAMETERS",
+           "IndependentModel"]
 
 
 class IndependentModel(JointEstimator):
@@ -84,14 +86,36 @@ class IndependentModel(JointEstimator):
 
 @dataclass(frozen=True)
 class CTGANDefaults:
-    """Defaults of :class:`CTGANBaseline`: the ``ctgan`` package's own (the paper used "default
-    hyperparameters", Section 4.3): 300 epochs, batch size 500 (a multiple of pac = 10)."""
+    """Defaults of :class:`CTGANBaseline`: CTGAN's published settings (Xu et al. 2019, and the
+    ``ctgan`` package's defaults, which are the same), as the paper used "default
+    hyperparameters" (Section 4.3): 300 epochs, batch size 500 (a multiple of pac = 10), Adam
+    with learning rate 2e-4 and weight decay 1e-6 for both networks, two hidden layers of 256
+    in each network, a 128-dimensional noise, one discriminator step per generator step and
+    training-by-sampling with log frequencies. They are passed to ``ctgan.CTGAN`` explicitly,
+    so that a package release with other defaults cannot change the baseline silently."""
 
     epochs: int = 300
     batch_size: int = 500
+    pac: int = 10
+    embedding_dim: int = 128
+    generator_dim: tuple[int, ...] = (256, 256)
+    discriminator_dim: tuple[int, ...] = (256, 256)
+    generator_lr: float = 2e-4
+    generator_decay: float = 1e-6
+    discriminator_lr: float = 2e-4
+    discriminator_decay: float = 1e-6
+    discriminator_steps: int = 1
+    log_frequency: bool = True
     enable_gpu: bool = True
     verbose: bool = False
     seed: int = 0
+
+
+#: the hyperparameters of :class:`CTGANDefaults` that ``ctgan.CTGAN`` takes (not the wrapper's)
+CTGAN_HYPERPARAMETERS: tuple[str, ...] = (
+    "epochs", "batch_size", "pac", "embedding_dim", "generator_dim", "discriminator_dim",
+    "generator_lr", "generator_decay", "discriminator_lr", "discriminator_decay",
+    "discriminator_steps", "log_frequency")
 
 
 CTGAN_DEFAULTS = CTGANDefaults()
@@ -106,15 +130,28 @@ class CTGANBaseline(BaseEstimator):
     Parameters
     ----------
     epochs : int, default 300
-        Training epochs (``ctgan`` default).
+        Training epochs (CTGAN's published setting).
     batch_size : int, default 500
-        Rows per step; a positive multiple of 10 (CTGAN's ``pac``).
+        Rows per step; a positive multiple of ``pac``.
+    settings : dict, optional
+        Other hyperparameters of :data:`CTGAN_HYPERPARAMETERS` to change from
+        :class:`CTGANDefaults` (e.g. ``{"generator_lr": 1e-4}``); None: the published ones.
     enable_gpu : bool, default True
         Let ``ctgan`` use CUDA when available (as the package does by default).
     verbose : bool, default False
         Print ``ctgan``'s per-epoch losses.
     seed : int, default 0
         Seed for training (network initialisation, noise, conditional sampling).
+
+    Fitted attributes
+    -----------------
+    settings_ : dict
+        The hyperparameters the trained model holds (read back from it), by the names of
+        :data:`CTGAN_HYPERPARAMETERS`.
+    steps_ : int
+        Optimiser steps of the generator: ``epochs * max(rows // batch_size, 1)``.
+    losses_ : DataFrame
+        ``ctgan``'s loss of the generator and the discriminator after every epoch.
 
     Notes
     -----
@@ -137,12 +174,14 @@ class CTGANBaseline(BaseEstimator):
         *,
         epochs: int = CTGAN_DEFAULTS.epochs,
         batch_size: int = CTGAN_DEFAULTS.batch_size,
+        settings: dict | None = None,
         enable_gpu: bool = CTGAN_DEFAULTS.enable_gpu,
         verbose: bool = CTGAN_DEFAULTS.verbose,
         seed: int = CTGAN_DEFAULTS.seed,
     ) -> None:
         self.epochs = epochs
         self.batch_size = batch_size
+        self.settings = settings
         self.enable_gpu = enable_gpu
         self.verbose = verbose
         self.seed = seed
@@ -155,11 +194,23 @@ class CTGANBaseline(BaseEstimator):
                 raise InvalidInputError(f"{name} must be an int, got {value!r}")
         if self.epochs < 1:
             raise InvalidInputError(f"epochs must be >= 1, got {self.epochs}")
-        if self.batch_size < 10 or self.batch_size % 10:
+        unknown = sorted(set(self.settings or {}) - set(CTGAN_HYPERPARAMETERS[2:]))
+        if unknown:
             raise InvalidInputError(
-                f"batch_size must be a positive multiple of 10 (CTGAN's pac), got "
-                f"{self.batch_size}"
+                f"unknown CTGAN settings {unknown}; choose from {list(CTGAN_HYPERPARAMETERS[2:])}"
+                " (epochs and batch_size are parameters of their own)")
+        pac = self._hyperparameters()["pac"]
+        if self.batch_size < pac or self.batch_size % pac:
+            raise InvalidInputError(
+                f"batch_size must be a positive multiple of pac = {pac} (CTGAN packs pac rows "
+                f"per discriminator input), got {self.batch_size}"
             )
+
+    def _hyperparameters(self) -> dict:
+        """CTGAN_HYPERPARAMETERS: the published defaults with this instance's changes."""
+        out = {k: getattr(CTGAN_DEFAULTS, k) for k in CTGAN_HYPERPARAMETERS}
+        out.update(self.settings or {}, epochs=self.epochs, batch_size=self.batch_size)
+        return out
 
     #: the paper gave CTGAN the complete training table (Section 4.3)
     trains_on_complete = True
@@ -181,16 +232,16 @@ class CTGANBaseline(BaseEstimator):
                 f"CTGANBaseline trains on ONE complete table, got {len(src)} sources; pass "
                 "SourceSet.single(complete_table)")
         table = check_table(src[src.names[0]], "training")
-        model = CTGAN(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            verbose=self.verbose,
-            enable_gpu=self.enable_gpu,
-        )
+        model = CTGAN(**self._hyperparameters(), verbose=self.verbose,
+                      enable_gpu=self.enable_gpu)
         model.set_random_state(seed_int(self.seed, "ctgan-fit"))
         model.fit(table, discrete_columns=list(table.columns))
         self.model_ = model
         self.columns_ = list(table.columns)
+        self.settings_ = {k: getattr(model, "pac" if k == "pac" else f"_{k}")
+                          for k in CTGAN_HYPERPARAMETERS}
+        self.steps_ = self.epochs * max(len(table) // self.batch_size, 1)
+        self.losses_ = model.loss_values
         return self
 
     def sample(self, n: int, seed: int) -> pd.DataFrame:

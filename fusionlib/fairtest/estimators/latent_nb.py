@@ -82,17 +82,19 @@ def _one_hot(codes: np.ndarray, offsets: np.ndarray, n_cols: int) -> sparse.csr_
 
 @dataclass
 class _Data:
-    """One table as grouped rows: one-hot X (u x D), its transpose (CSR) and row counts w."""
+    """One table as grouped rows: one-hot X (u x D), its transpose (CSR), row counts w and the
+    group of each original row (``inverse``)."""
 
     X: sparse.csr_matrix
     XT: sparse.csr_matrix
     w: np.ndarray
+    inverse: np.ndarray
 
 
 def _group(codes: np.ndarray, variables: list[int], offsets: np.ndarray, n_cols: int) -> _Data:
-    rows, _, counts = unique_rows(codes)
+    rows, inverse, counts = unique_rows(codes)
     X = _one_hot(rows, offsets[variables], n_cols)
-    return _Data(X=X, XT=X.T.tocsr(), w=counts.astype(np.float64))
+    return _Data(X=X, XT=X.T.tocsr(), w=counts.astype(np.float64), inverse=inverse)
 
 
 def _logsumexp_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +174,9 @@ class LatentNaiveBayes(JointEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
 
-    def _fit(self, pair: EncodedPair) -> None:
+    def _prepare(self, pair: EncodedPair) -> list[_Data]:
+        """The (internal, external) tables as grouped one-hot rows; sets the layout of theta:
+        one block of categories per column of ``columns_`` (``_offsets``, ``_sizes``)."""
         sizes = np.array([len(pair.categories[c]) for c in self.columns_])
         self._offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         self._sizes = sizes
@@ -180,11 +184,13 @@ class LatentNaiveBayes(JointEstimator):
         int_vars = [where[c] for c in (*pair.overlap, *pair.internal_only)]
         ext_vars = [where[c] for c in (*pair.overlap, *pair.external_only)]
         n_cols = int(sizes.sum())
-        tables = [
-            _group(pair.internal_codes, int_vars, self._offsets, n_cols),
-            _group(pair.external_codes, ext_vars, self._offsets, n_cols),
-        ]
         self._block = np.repeat(np.arange(len(sizes)), sizes)  # variable of each category
+        return [_group(pair.internal_codes, int_vars, self._offsets, n_cols),
+                _group(pair.external_codes, ext_vars, self._offsets, n_cols)]
+
+    def _fit(self, pair: EncodedPair) -> None:
+        tables = self._prepare(pair)
+        sizes = self._sizes
         rng = numpy_rng(self.seed, "em-init")
         fits = [self._em(tables, rng) for _ in range(self.n_restarts)]
         best = max(fits, key=lambda f: f.log_likelihood)  # the first of equal optima
@@ -209,14 +215,27 @@ class LatentNaiveBayes(JointEstimator):
         theta = np.vstack([rng.dirichlet(np.ones(m), size=k).T for m in self._sizes])
         return np.log(rng.dirichlet(np.ones(k))), np.log(np.maximum(theta, _TINY))
 
+    @staticmethod
+    def _posteriors(t: _Data, log_pi: np.ndarray, log_theta: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """log p(row) and the posterior q(z = k | row) of each grouped row (eqs. 34-35)."""
+        return _logsumexp_rows(t.X @ log_theta + log_pi)  # (u, K): log p(row, z = k)
+
+    def _m_step(self, counts: np.ndarray, z_counts: np.ndarray, n_rows: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """log pi and log theta from the soft counts (Appendix A.3.3-A.3.5): each variable's
+        block of soft counts normalised per latent state; pi from all N_int + N_ext rows."""
+        block_sums = np.add.reduceat(counts, self._offsets, axis=0)[self._block]
+        log_theta = np.log(np.maximum(counts / np.maximum(block_sums, _TINY), _TINY))
+        return np.log(np.maximum(z_counts / n_rows, _TINY)), log_theta
+
     def _e_step(self, tables: list[_Data], log_pi: np.ndarray, log_theta: np.ndarray):
         """Total log-likelihood and the soft counts of categories (D x K) and states (K,)."""
         counts = np.zeros_like(log_theta)
         z_counts = np.zeros(self.n_latent)
         loglik = 0.0
         for t in tables:
-            joint = t.X @ log_theta + log_pi  # (u, K): log p(row, z = k)
-            norm, post = _logsumexp_rows(joint)
+            norm, post = self._posteriors(t, log_pi, log_theta)
             loglik += float(t.w @ norm)
             resp = post * t.w[:, None]
             counts += t.XT @ resp
@@ -234,10 +253,7 @@ class LatentNaiveBayes(JointEstimator):
             converged = it > 0 and (history[-1] - history[-2]) / scale < self.tol
             if converged or it == self.max_iter:
                 break
-            # M-step: normalise each variable's block of soft counts per latent state
-            block_sums = np.add.reduceat(counts, self._offsets, axis=0)[self._block]
-            log_theta = np.log(np.maximum(counts / np.maximum(block_sums, _TINY), _TINY))
-            log_pi = np.log(np.maximum(z_counts / n_rows, _TINY))
+            log_pi, log_theta = self._m_step(counts, z_counts, n_rows)
         return EMFit(log_pi, log_theta, history)
 
     # -- probabilities and sampling --------------------------------------------------------
