@@ -130,8 +130,8 @@ class Run:
 
         meaning = {
             "smoke": "every code path runs once on tiny settings; **numbers are not meaningful**",
-            "cpu": "reduced runs (fewer iterations, seeds or bootstraps than the papers) on a "
-            "2-core CPU; numbers are indicative and labelled with this scale",
+            "cpu": "the papers' protocol where a 2-core CPU affords it, reduced runs where it "
+            "does not; a claim whose quantity a reduction changes is 'not comparable'",
             "paper": "the papers' full protocol",
         }[self.scale]
         cfg = ", ".join(f"`{k}={v}`" for k, v in self.config.items()) or "defaults"
