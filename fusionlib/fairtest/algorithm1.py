@@ -1,6 +1,6 @@
 """Seed 002's Algorithm 1 (EM for the latent naive Bayes) as printed, beside our implementation.
 
-The chapter checks :class:`~fusionlib.fairtest.estimators.LatentNaiveBayes` against the
+The chapter checks :class:`~fusionlib.fairtest.estimators.latent_nb.LatentNaiveBayes` against the
 algorithm *as the paper prints it* on a small instance worked by hand, step by step: every
 E-step output ``q1(t)``, ``q2(t)`` and every M-step output ``theta(t)`` of the first iterations.
 
