@@ -52,9 +52,9 @@ class ConvergenceRule:
     """
 
     every: int = 20
-    mmd_factor: float = 2.0
-    coverage_factor: float = 1.2
-    rows: int = 500
+    mmd_factor: float = 5.0
+    coverage_factor: float = 2.5
+    rows: int = 400
 
     def __post_init__(self) -> None:
         check_positive_int("every", self.every)

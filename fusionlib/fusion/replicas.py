@@ -136,6 +136,7 @@ class StackedFusionGAN:
                 _check_finite(losses, epoch)
                 if self.convergence is not None:
                     rows.append(self._check(epoch))
+                    self.last_check_ = rows[-1]
                 self.epochs_ = epoch
                 if callback is not None:
                     callback(self, epoch)
