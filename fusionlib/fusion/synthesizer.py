@@ -37,7 +37,8 @@ class FusionGAN(BaseEstimator):
     Parameters
     ----------
     epochs:
-        Training epochs T. Appendix C gives no value; 100 is this package's default. An epoch is
+        Training epochs T (with ``convergence``: the budget). Appendix C gives no value; 100 is
+        this package's default, and ``convergence`` decides from held-out data. An epoch is
         ``iterations_per_epoch`` trainer iterations, each of which runs Algorithm B's inner loop
         once over all K sources (one batch per source).
     config:
@@ -49,9 +50,13 @@ class FusionGAN(BaseEstimator):
     weighting_options:
         Options of the weighting strategy ``config.weighting`` (e.g. ``{"k": 20}``).
     standardize:
-        Standardise each continuous column with the mean and sd of all training rows that observe
-        it, pooled over the sources that have it (a constant column gets sd 1), so that the linear
-        generator output is on a unit scale; samples are mapped back.
+        False (default): train on the raw values, as the appendix describes it (section D
+        standardises features for the density weights only; the appendix names no other
+        transformation). True: standardise each continuous column with the mean and sd of all
+        training rows that observe it, pooled over the sources that have it (a constant column
+        gets sd 1), so that the linear generator output is on a unit scale; samples are mapped
+        back. On the FusionGAN chapter's mixture (columns of sd 1.5-2), standardised inputs
+        train markedly slower at the appendix's learning rate (the chapter shows both).
     discrete_columns:
         Names of the categorical columns (values of any hashable type: strings, ints, ...). Each
         is one-hot encoded over the union of the categories seen in the sources that have it
@@ -131,7 +136,7 @@ class FusionGAN(BaseEstimator):
                  checkpoint_path: str | os.PathLike[str] | None = None,
                  checkpoint_every: int = 0, progress: bool = False,
                  weighting_options: Mapping[str, object] | None = None,
-                 standardize: bool = True, iterations_per_epoch: int | None = None,
+                 standardize: bool = False, iterations_per_epoch: int | None = None,
                  log_every: int = 10, discrete_columns: Collection[str] = (), tau: float = 0.2,
                  hard: bool = True, condition: str | None = None, dp: object = None,
                  convergence: object = None, seed: object = 0) -> None:

@@ -79,7 +79,7 @@ def test_three_replicas_equal_three_separate_runs():
     stacked = StackedFusionGAN(seeds, 3, SMALL, standardize=True).fit(sources())
     got = stacked.sample(40, seed=5)
     for r, s in enumerate(seeds):
-        want = FusionGAN(3, SMALL, seed=s).fit(sources()).sample(40, seed=5)
+        want = FusionGAN(3, SMALL, standardize=True, seed=s).fit(sources()).sample(40, seed=5)
         assert_allclose(got[r].to_numpy(), want.to_numpy(), rtol=1e-5, atol=1e-5)
     assert not np.allclose(got[0].to_numpy(), got[1].to_numpy())
 
