@@ -98,7 +98,7 @@ def trajectory_figure(check: pd.DataFrame, settings: Sequence[str], truth_share:
                              sharex=True, sharey="row", squeeze=False)
     for j, name in enumerate(settings):
         g = check[check["setting"] == name]
-        for r, seed_rows in g.groupby("replica"):
+        for _, seed_rows in g.groupby("replica"):
             seed_rows = seed_rows.sort_values("epoch")
             for i, col in enumerate(("rare_share", "mmd")):
                 ax = axes[i, j]
