@@ -49,6 +49,14 @@ class StackedFusionGAN:
         epochs for each replica) or None (no checks: train ``epochs``).
     stop_when_learned:
         Stop at the first check where every replica has learned (else train the whole budget).
+
+    Notes
+    -----
+    A replica that passes a check is *done*, as an unstacked ``FusionGAN(convergence=...)``
+    run stops at its first passing check: the stack trains on while other replicas have not
+    learned, but that replica's generator is kept as it was at its passing check and put back
+    when training ends, so its samples are those of the run stopped there. (Its later checks
+    are still recorded in ``checks_table_``.)
     n_threads:
         Torch threads during training.
     """
@@ -127,6 +135,7 @@ class StackedFusionGAN:
         every = self.convergence.every if self.convergence else self.epochs
         rows, epoch = [], 0
         self.learned_epoch_ = [None] * len(self.models_)
+        self._frozen: dict[int, list[torch.Tensor]] = {}
         with torch_threads(self.n_threads):
             while epoch < self.epochs:
                 stop = min(epoch + every, self.epochs)
@@ -144,6 +153,7 @@ class StackedFusionGAN:
                         and all(e is not None for e in self.learned_epoch_):
                     break
         self.checks_table_ = pd.concat(rows, ignore_index=True) if rows else None
+        self._restore_frozen()
 
     def _check(self, epoch: int) -> pd.DataFrame:
         n = max(c.rows for c in self.checks_)
@@ -153,19 +163,24 @@ class StackedFusionGAN:
             res = crit.evaluate(x[r].double().numpy(), seed=child(m.seed, "check"))
             if self.learned_epoch_[r] is None and res["learned"].all():
                 self.learned_epoch_[r] = epoch
+                self._frozen[r] = [p[r].detach().clone() for p in self.step_.generator
+                                   .parameters()]
             out.append(res.assign(replica=r, epoch=epoch))
         return pd.concat(out, ignore_index=True)
+
+    @torch.no_grad()
+    def _restore_frozen(self) -> None:
+        """Put back each learned replica's generator as it was at its first passing check."""
+        for r, saved in self._frozen.items():
+            for p, v in zip(self.step_.generator.parameters(), saved, strict=True):
+                p[r].copy_(v)
 
     # ------------------------------------------------------------------ results
     @property
     def learned_(self) -> list[bool]:
-        """Per replica: did the last check pass? (the run's numbers are comparable)"""
+        """Per replica: did a check pass within the budget? (its numbers are comparable)"""
         self._check_fitted()
-        if self.checks_table_ is None:
-            return [False] * len(self.models_)
-        last = self.checks_table_[self.checks_table_["epoch"] == self.epochs_]
-        return [bool(last.loc[last["replica"] == r, "learned"].all())
-                for r in range(len(self.models_))]
+        return [e is not None for e in self.learned_epoch_]
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "step_"):
@@ -176,10 +191,16 @@ class StackedFusionGAN:
             return self.step_.sample(n, [torch_generator(s, "sample") for s in seeds])
 
     def sample(self, n: int, seed: object = 0) -> list[pd.DataFrame]:
-        """``n`` records of every replica: the rows ``FusionGAN.sample(n, seed)`` of each."""
+        """``n`` records of every replica: the rows ``FusionGAN.sample(n, seed)`` of each.
+
+        ``seed`` is one seed for every replica, or a list of one seed per replica."""
         self._check_fitted()
         check_positive_int("n", n)
-        x = self._generate(n, [seed] * len(self.models_)).double().numpy()
+        seeds = list(seed) if isinstance(seed, list) else [seed] * len(self.models_)
+        if len(seeds) != len(self.models_):
+            raise InvalidInputError(f"give one sample seed, or a list of one per replica "
+                                    f"({len(self.models_)}); got {len(seeds)}")
+        x = self._generate(n, seeds).double().numpy()
         return [m.encoder_.inverse(x[r]) for r, m in enumerate(self.models_)]
 
 

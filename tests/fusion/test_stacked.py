@@ -104,6 +104,15 @@ def test_same_seeds_same_output_other_seeds_other_output():
     pd.testing.assert_frame_equal(a[1], c[1])  # replica 1 is the same run in both
 
 
+def test_sample_takes_one_seed_per_replica():
+    model = StackedFusionGAN([0, 1], 1, SMALL).fit(sources())
+    both = model.sample(10, seed=[3, 4])
+    pd.testing.assert_frame_equal(both[0], model.sample(10, seed=3)[0])
+    pd.testing.assert_frame_equal(both[1], model.sample(10, seed=4)[1])
+    with pytest.raises(InvalidInputError, match="one per replica"):
+        model.sample(10, seed=[3])
+
+
 def test_convergence_checks_match_the_unstacked_checks():
     rule = ConvergenceRule(every=1, rows=40)
     stacked = StackedFusionGAN([7], 2, SMALL, convergence=rule, stop_when_learned=False)
@@ -116,6 +125,18 @@ def test_convergence_checks_match_the_unstacked_checks():
         got = got[got["epoch"] <= plain.learned_epoch_]
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want[got.columns])
     assert stacked.learned_epoch_ == [plain.learned_epoch_]
+
+
+def test_a_replica_that_learned_keeps_its_generator_of_that_check():
+    # the stack trains 3 epochs, but replica 0 passed at epoch 1: its samples are those of the
+    # unstacked run, which stops there (bitwise: R = 1 path of the same draws)
+    easy = ConvergenceRule(every=1, rows=40, mmd_factor=1e6, coverage_factor=1e6)
+    stacked = StackedFusionGAN([7], 3, SMALL, convergence=easy, stop_when_learned=False)
+    stacked.fit(sources())
+    assert stacked.epochs_ == 3 and stacked.learned_epoch_ == [1] and stacked.learned_ == [True]
+    plain = FusionGAN(3, SMALL, convergence=easy, seed=7).fit(sources())
+    assert plain.epochs_ == 1
+    pd.testing.assert_frame_equal(stacked.sample(20, seed=2)[0], plain.sample(20, seed=2))
 
 
 def test_callback_sees_every_check_and_stops_when_all_learned():
