@@ -31,10 +31,15 @@ def finals(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def checks(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of every check (epoch) of every (setting, seed)."""
+    """The rows of every check (epoch) of every (setting, seed), up to the seed's first passing
+    check: a seed that learned is done there (its generator is the one of that check), so the
+    later checks of the stack it trained in are not its model's."""
     out = rows[(rows["kind"] == "setting") & (rows["part"] == "check")].copy()
     out["learned"] = out["learned"].astype(bool)
-    return out
+    done = finals(rows).set_index(["setting", "replica"])["learned_epoch"]
+    stop = [done.get((s, r)) for s, r in zip(out["setting"], out["replica"], strict=True)]
+    stop = pd.Series(stop, index=out.index, dtype=float)
+    return out[stop.isna() | (out["epoch"] <= stop)]
 
 
 def _learned(frame: pd.DataFrame) -> pd.DataFrame:
@@ -80,12 +85,9 @@ def setting_summary(final: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame
 
 
 def at_iterations(check: pd.DataFrame, setting: str, epoch: int) -> pd.DataFrame:
-    """The checks of ``setting`` at the last check epoch <= ``epoch`` (one row per seed)."""
-    g = check[check["setting"] == setting]
-    done = g.loc[g["epoch"] <= epoch, "epoch"]
-    if done.empty:
-        return g.iloc[0:0]
-    return g[g["epoch"] == done.max()]
+    """Each seed's last check of ``setting`` at or before ``epoch`` (one row per seed)."""
+    g = check[(check["setting"] == setting) & (check["epoch"] <= epoch)]
+    return g.sort_values("epoch").groupby("replica").tail(1).sort_values("replica")
 
 
 def trajectory_figure(check: pd.DataFrame, settings: Sequence[str], truth_share: float,
