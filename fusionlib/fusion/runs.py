@@ -34,7 +34,7 @@ SETTINGS: dict[str, tuple[dict[str, Any], bool]] = {
     "appendix": ({}, False),
     "standardised": ({}, True),
     "lr 1e-3": ({"lr_g": 1e-3, "lr_d": 1e-3}, False),
-    "G 1e-4, D 4e-4": ({"lr_d": 4e-4}, False),
+    "G 2e-4, D 1e-3": ({"lr_g": 2e-4, "lr_d": 1e-3}, False),
     "cluster": ({"weighting": "cluster"}, False),
     "density": ({"weighting": "density"}, False),
     "density, w^2 (origin)": ({"weighting": "density", "weight_sampling": True}, False),

@@ -29,7 +29,7 @@ def cell_rows():
 
 def test_checks_end_at_each_seeds_first_pass():
     c = checks(cell_rows())
-    assert sorted(zip(c["replica"], c["epoch"])) == [(0, 20), (1, 20), (1, 40)]
+    assert sorted(zip(c["replica"], c["epoch"], strict=True)) == [(0, 20), (1, 20), (1, 40)]
     assert at_iterations(c, "s", 40)["epoch"].tolist() == [20, 40]
     assert at_iterations(c, "s", 10).empty
 
