@@ -23,17 +23,23 @@ import pandas as pd
 from fusionlib.compendium.cells import Cell, Experiment, Shard, register, results
 from fusionlib.rng import child, seed_int
 
-__all__ = ["CONFIG", "FUSIONGAN", "fusiongan_results"]
+__all__ = ["CONFIG", "SKIPPED", "FUSIONGAN", "fusiongan_results"]
 
 #: per scale: rows per source ``n``, epoch budget, epochs between checks, held-out rows per
 #: check, truth rows scored, seeds of a setting, seeds of the extensions, their budget
 CONFIG: dict[str, dict[str, Any]] = {
     "smoke": dict(n=300, epochs=2, every=1, rows=60, n_eval=300, seeds=2, ext_seeds=1,
                   ext_epochs=2),
-    "cpu": dict(n=2_000, epochs=240, every=20, rows=400, n_eval=2_000, seeds=5, ext_seeds=3,
+    "cpu": dict(n=2_000, epochs=200, every=20, rows=400, n_eval=2_000, seeds=5, ext_seeds=3,
                 ext_epochs=160),
     "paper": dict(n=10_000, epochs=1_000, every=20, rows=1_000, n_eval=10_000, seeds=10,
                   ext_seeds=10, ext_epochs=1_000),
+}
+#: settings left out at a scale: at cpu scale the section D weightings at the appendix's rate
+#: (1e-4), which do not learn within a budget the cpu book affords (the unweighted appendix
+#: setting shows how far it gets); they run at paper scale
+SKIPPED: dict[str, tuple[str, ...]] = {
+    "smoke": (), "cpu": ("cluster", "density", "density, w^2 (origin)"), "paper": (),
 }
 
 
@@ -43,7 +49,8 @@ def _grid(scale: str, seed: int) -> list[Cell]:
     cfg = CONFIG[scale]
     root = seed_int(seed, "fusiongan")
     cells = [Cell("fusiongan", dict(kind="setting", setting=name, **cfg), root,
-                  label=f"setting {name}") for name in SETTINGS]
+                  label=f"setting {name}") for name in SETTINGS
+             if name not in SKIPPED[scale]]
     cells += [Cell("fusiongan", dict(kind=kind, rep=r, **cfg), root, label=f"{kind} rep {r}")
               for kind in ("groups", "wgan-gp") for r in range(cfg["ext_seeds"])]
     return cells
