@@ -126,7 +126,8 @@ class StackedFusionGAN:
             return None
         names = m.sources_
         return HeldoutCriterion([xs[n] for n in names],
-                                [m.encoder_.transform(m.holdout_[n]) for n in names], indices,
+                                [m.encoder_.transform(m.holdout_[n], unknown="zeros")
+                                 for n in names], indices,
                                 self.convergence, seed=child(m.seed, "convergence"), names=names)
 
     def _run(self, callback: CheckCallback | None) -> None:

@@ -215,7 +215,8 @@ class FusionGAN(BaseEstimator):
 
         names, enc = self.sources_, self.encoder_
         check = HeldoutCriterion(
-            [xs[n] for n in names], [enc.transform(self.holdout_[n]) for n in names],
+            [xs[n] for n in names],
+            [enc.transform(self.holdout_[n], unknown="zeros") for n in names],
             [enc.positions(self.train_[n].columns) for n in names], self.convergence,
             seed=child(self.seed, "convergence"), names=names)
         rows, epoch = [], 0

@@ -83,3 +83,25 @@ def test_fusiongan_stops_at_the_first_passing_check_and_is_the_same_run():
 def test_fusiongan_rejects_a_bad_rule():
     with pytest.raises(InvalidInputError, match="ConvergenceRule"):
         FusionGAN(1, convergence={"every": 2}).fit(small_sources())
+
+
+def test_heldout_rows_with_a_category_unseen_in_training_are_checked_not_refused():
+    rng = np.random.default_rng(1)
+    n = 200
+    g = np.where(np.arange(n) < n - 3, "a", "b")[rng.permutation(n)]  # 3 rows of a rare level
+    src = {"A": pd.DataFrame({"x": rng.normal(size=n), "g": g}),
+           "B": pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n)})}
+    cfg = FusionConfig(batch_size=32, hidden=16, latent_dim=8)
+    rule = ConvergenceRule(every=1, rows=30)
+    for seed in range(20):  # a seed whose holdout has a level that training does not
+        m = FusionGAN(1, cfg, discrete_columns=["g"], convergence=rule, seed=seed)
+        m.fit(src)
+        if set(m.holdout_["A"]["g"]) - set(m.train_["A"]["g"]):
+            break
+    else:
+        pytest.fail("no seed put the rare level in the holdout only")
+    assert len(m.convergence_) == 2
+    enc = m.encoder_.transform(m.holdout_["A"], unknown="zeros")
+    assert enc[:, 1:].sum(axis=1).min() == 0  # the unseen level: an all-zero block
+    with pytest.raises(InvalidInputError, match="unseen"):
+        m.encoder_.transform(m.holdout_["A"])
