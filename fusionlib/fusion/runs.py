@@ -121,6 +121,7 @@ def run_setting(setting: str, *, n: int, epochs: int, every: int, seeds: list, n
                          "learned": bool(mine["learned"].all()),
                          "heldout_mmd_ratio": float(mine["mmd_ratio"].max()),
                          "heldout_coverage_ratio": float(mine["coverage_ratio"].max()),
+                         "heldout_uncovered": float(mine["uncovered"].max()),
                          **_truth_scores(truth.iloc[:n_check], synth,
                                          child(seed, "score", epoch, r))})
 

@@ -53,7 +53,8 @@ def test_check_needs_enough_records_and_rows():
 
 @pytest.mark.parametrize("kw, match", [({"every": 0}, "every"), ({"rows": 0}, "rows"),
                                        ({"mmd_factor": 0.5}, ">= 1"),
-                                       ({"coverage_factor": -1}, "coverage_factor")])
+                                       ({"coverage_factor": -1}, "coverage_factor"),
+                                       ({"uncovered": 1.0}, "uncovered")])
 def test_rule_rejects_bad_values(kw, match):
     with pytest.raises(InvalidInputError, match=match):
         ConvergenceRule(**kw)
@@ -68,7 +69,8 @@ def small_sources(n=200):
 
 def test_fusiongan_stops_at_the_first_passing_check_and_is_the_same_run():
     cfg = FusionConfig(batch_size=32, hidden=16, latent_dim=8)
-    easy = ConvergenceRule(every=2, rows=40, mmd_factor=1e6, coverage_factor=1e6)
+    easy = ConvergenceRule(every=2, rows=40, mmd_factor=1e6, coverage_factor=1e6,
+                           uncovered=0.999)
     m = FusionGAN(6, cfg, convergence=easy, seed=0).fit(small_sources())
     assert m.learned_epoch_ == 2 and m.epochs_ == 2 and m.n_iter_ == 2 * m.iterations_per_epoch_
     plain = FusionGAN(2, cfg, seed=0).fit(small_sources())
@@ -105,3 +107,20 @@ def test_heldout_rows_with_a_category_unseen_in_training_are_checked_not_refused
     assert enc[:, 1:].sum(axis=1).min() == 0  # the unseen level: an all-zero block
     with pytest.raises(InvalidInputError, match="unseen"):
         m.encoder_.transform(m.holdout_["A"])
+
+
+def test_a_missing_small_mode_leaves_rows_uncovered_and_fails_the_check():
+    rng = np.random.default_rng(3)
+
+    def law(n):  # 95 % around 0, a 5 % mode far away
+        x = rng.normal(size=(n, 2))
+        x[: n // 20] = rng.normal(6.0, 0.3, size=(n // 20, 2))
+        return x
+
+    crit = HeldoutCriterion([law(800), law(800)], [law(400), law(400)], [[0, 1], [0, 2]],
+                            ConvergenceRule(rows=400), seed=0)
+    whole = np.column_stack([law(400), law(400)[:, 1]])
+    assert crit.evaluate(whole, seed=1)["learned"].all()
+    main_only = rng.normal(size=(400, 3))  # the 5 % mode missing
+    res = crit.evaluate(main_only, seed=1)
+    assert (res["uncovered"] > 0.03).all() and not res["learned"].any()

@@ -130,7 +130,8 @@ def test_convergence_checks_match_the_unstacked_checks():
 def test_a_replica_that_learned_keeps_its_generator_of_that_check():
     # the stack trains 3 epochs, but replica 0 passed at epoch 1: its samples are those of the
     # unstacked run, which stops there (bitwise: R = 1 path of the same draws)
-    easy = ConvergenceRule(every=1, rows=40, mmd_factor=1e6, coverage_factor=1e6)
+    easy = ConvergenceRule(every=1, rows=40, mmd_factor=1e6, coverage_factor=1e6,
+                           uncovered=0.999)
     stacked = StackedFusionGAN([7], 3, SMALL, convergence=easy, stop_when_learned=False)
     stacked.fit(sources())
     assert stacked.epochs_ == 3 and stacked.learned_epoch_ == [1] and stacked.learned_ == [True]
@@ -141,7 +142,8 @@ def test_a_replica_that_learned_keeps_its_generator_of_that_check():
 
 def test_callback_sees_every_check_and_stops_when_all_learned():
     seen = []
-    rule = ConvergenceRule(every=1, rows=40, mmd_factor=1e6, coverage_factor=1e6)
+    rule = ConvergenceRule(every=1, rows=40, mmd_factor=1e6, coverage_factor=1e6,
+                           uncovered=0.999)
     model = StackedFusionGAN([0, 1], 5, SMALL, convergence=rule)
     model.fit(sources(), callback=lambda m, e: seen.append(e))
     assert seen == [1] and model.epochs_ == 1 and model.learned_ == [True, True]
