@@ -1,4 +1,13 @@
-"""FusionGAN epoch time for K = 2 and 4 sources, n = 50,000 rows per source, d = 20 columns.
+"""FusionGAN speed: epoch time in K, and R stacked seeds against R separate runs.
+
+**Stacked seeds** (``fusionlib.fusion.stacked``): 5 seeds of the chapter's setting (the
+simulated mixture, 4,000 rows per source, Appendix C networks, one torch thread) trained as one
+``StackedFusionGAN`` against the same 5 seeds trained one after the other with ``FusionGAN``,
+the two interleaved within each round (load hits both alike) and each the minimum over rounds;
+the throughput ratio is (time of 5 separate runs) / (time of the stacked run), the issue's
+target being 3.
+
+**Epoch time in K** for K = 2 and 4 sources, n = 50,000 rows per source, d = 20 columns.
 
 One epoch is ceil(n / B) = 782 iterations of Algorithm B's inner loop (batch 64, Appendix C
 networks, one torch thread). We time ``--iters`` iterations per round, interleave K = 2 and 4
@@ -6,7 +15,7 @@ within each round (so machine load hits both alike), and extrapolate to an epoch
 ratio is the median of per-round ratios (section H predicts 2). Writes benchmarks/results/
 fusion.json atomically.
 
-    python benchmarks/bench_fusion.py [--rounds 5] [--iters 40]
+    python benchmarks/bench_fusion.py [--rounds 5] [--iters 40] [--stack-epochs 4]
 """
 
 from __future__ import annotations
@@ -15,19 +24,57 @@ import argparse
 import math
 import platform
 import statistics
+import time
 from pathlib import Path
 
 from fusionlib.fusion.complexity import time_iterations
+from fusionlib.fusion.replicas import StackedFusionGAN
+from fusionlib.fusion.simulate import mixture_sources
+from fusionlib.fusion.synthesizer import FusionGAN
+from fusionlib.gan.trainer import torch_threads
 from fusionlib.io import atomic_write_json
 
 N, D, BATCH = 50_000, 20, 64
+
+
+def stacked_against_separate(rounds: int, epochs: int, replicas: int = 5) -> dict:
+    """Seconds of R stacked seeds and of R separate runs (minimum over interleaved rounds)."""
+    sources, _ = mixture_sources(4_000, 0)
+    seeds = [(0, "rep", r) for r in range(replicas)]
+
+    def stacked() -> None:
+        StackedFusionGAN(seeds, epochs).fit(sources)
+
+    def separate() -> None:
+        for s in seeds:
+            FusionGAN(epochs, seed=s).fit(sources)
+
+    best = {"stacked": math.inf, "separate": math.inf}
+    with torch_threads(1):
+        StackedFusionGAN(seeds[:1], 1).fit(sources)  # warm-up
+        for r in range(rounds):
+            for name in (("stacked", "separate") if r % 2 == 0 else ("separate", "stacked")):
+                t0 = time.perf_counter()
+                (stacked if name == "stacked" else separate)()
+                best[name] = min(best[name], time.perf_counter() - t0)
+    its = epochs * math.ceil(3_200 / BATCH)
+    return {"replicas": replicas, "epochs": epochs, "iterations": its,
+            "stacked_s": best["stacked"], "separate_s": best["separate"],
+            "ms_per_seed_iteration_stacked": 1e3 * best["stacked"] / (replicas * its),
+            "ms_per_seed_iteration_separate": 1e3 * best["separate"] / (replicas * its),
+            "throughput_ratio": best["separate"] / best["stacked"], "target": 3.0}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--iters", type=int, default=40)
+    parser.add_argument("--stack-epochs", type=int, default=4)
     args = parser.parse_args()
+    stack = stacked_against_separate(args.rounds, args.stack_epochs)
+    print(f"5 seeds stacked: {stack['stacked_s']:.2f} s, 5 separate runs: "
+          f"{stack['separate_s']:.2f} s ({stack['iterations']} iterations each): throughput "
+          f"ratio {stack['throughput_ratio']:.2f} (target 3)")
     per_iter: dict[int, list[float]] = {2: [], 4: []}
     ratios = []
     for r in range(args.rounds):
@@ -43,7 +90,8 @@ def main() -> None:
             for k, v in per_iter.items()}
     out = {"n_per_source": N, "d": D, "batch": BATCH, "iterations_per_epoch": iters_per_epoch,
            "results": rows, "k4_over_k2": statistics.median(ratios),
-           "machine": platform.processor() or platform.machine(), "rounds": args.rounds}
+           "machine": platform.processor() or platform.machine(), "rounds": args.rounds,
+           "stacked_seeds": stack}
     for k, v in rows.items():
         print(f"{k}: {v['ms_per_iteration']:.2f} ms/iteration, {v['s_per_epoch']:.1f} s/epoch")
     print(f"K=4 / K=2 epoch time: {out['k4_over_k2']:.2f} (section H: 2)")

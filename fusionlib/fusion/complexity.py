@@ -18,8 +18,11 @@ h)``. Counting the multiply-adds of the Appendix A networks ourselves (:func:`it
   quadratic in h through the ``h^2`` terms that section H leaves out; for the defaults (h = 128, L =
   32) they dominate unless d is in the hundreds.
 
-:func:`time_iterations` measures seconds per iteration of the real step on this machine, and
-:func:`loglog_slope` fits the exponent of a power law to a sweep.
+:func:`time_iterations` measures seconds per iteration of the real step on this machine,
+:func:`time_sweep` takes the minimum over interleaved repeats of a sweep (load on a shared
+machine only adds time), and :func:`loglog_slope` fits the exponent of a power law to a sweep.
+Wall-time exponents stay machine-dependent (per-call overheads, cache sizes); the multiply-add
+count is the machine-independent check of section H.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from fusionlib.gan.trainer import Trainer
 from fusionlib.rng import child, numpy_rng
 
 __all__ = ["MacCount", "iteration_macs", "section_h_macs", "source_widths", "time_iterations",
-           "loglog_slope", "epoch_seconds"]
+           "time_sweep", "loglog_slope", "epoch_seconds"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,23 @@ def time_iterations(k: int, n: int, d: int, hidden: int, *, n_iter: int = 30, ba
         trainer.fit(data, 5 + (i + 1) * n_iter)
         times.append((time.perf_counter() - t0) / n_iter)
     return float(np.median(times))
+
+
+def time_sweep(configs: list[dict], *, repeats: int = 3, n_iter: int = 20, seed: object = 0
+               ) -> list[float]:
+    """Seconds per iteration of each configuration (``time_iterations`` keyword arguments):
+    the **minimum** over ``repeats`` rounds, the configurations interleaved within a round
+    (in a rotated order), so that load on a shared machine, which only ever adds time, hits
+    every configuration alike and is filtered out by the minimum."""
+    check_positive_int("repeats", repeats)
+    best = [math.inf] * len(configs)
+    for r in range(repeats):
+        order = list(range(len(configs)))
+        order = order[r % len(order):] + order[:r % len(order)]
+        for i in order:
+            t = time_iterations(**configs[i], n_iter=n_iter, seed=child(seed, "sweep", i))
+            best[i] = min(best[i], t)
+    return best
 
 
 def loglog_slope(x: list[float], y: list[float]) -> float:

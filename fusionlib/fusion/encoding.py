@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fusionlib.checks import check_choice
 from fusionlib.data.sources import SourceSet
 from fusionlib.encoding.onehot import OneHotEncoder
 from fusionlib.encoding.tabular import Span
@@ -82,8 +83,13 @@ class SchemaEncoding:
         """Encoded positions of ``columns``, block after block in the order given."""
         return [j for c in columns for j in range(self.span(c).start, self.span(c).stop)]
 
-    def transform(self, df: pd.DataFrame) -> np.ndarray:
-        """Encoded rows (n, len(positions(df.columns))) float32 of a table of schema columns."""
+    def transform(self, df: pd.DataFrame, *, unknown: str = "error") -> np.ndarray:
+        """Encoded rows (n, len(positions(df.columns))) float32 of a table of schema columns.
+
+        A category not seen when the encoding was fitted raises (``unknown="error"``) or gets
+        an all-zero block (``unknown="zeros"``: e.g. held-out rows, which may hold a rare
+        category that no training row has; no generated record can match them)."""
+        check_choice("unknown", unknown, ("error", "zeros"))
         blocks = []
         for col in df.columns:
             s = self.span(col)
@@ -97,11 +103,17 @@ class SchemaEncoding:
                         "compute in float32, up to 3.4e38); rescale it before fitting, e.g. "
                         "divide it by 1e6, or pass standardize=True")
                 blocks.append(block)
+                continue
+            values = df[col].to_numpy()
+            if unknown == "error":
+                codes = self.onehot[col].codes(col, values)
             else:
-                codes = self.onehot[col].codes(col, df[col].to_numpy())
-                block = np.zeros((len(df), s.stop - s.start), dtype=np.float32)
-                block[np.arange(len(df)), codes] = 1.0
-                blocks.append(block)
+                index = {c: i for i, c in enumerate(self.onehot[col].categories_[col])}
+                codes = np.array([index.get(v, -1) for v in values], dtype=np.int64)
+            block = np.zeros((len(df), s.stop - s.start), dtype=np.float32)
+            known = codes >= 0
+            block[np.arange(len(df))[known], codes[known]] = 1.0
+            blocks.append(block)
         return np.concatenate(blocks, axis=1)
 
     def inverse(self, x: np.ndarray) -> pd.DataFrame:

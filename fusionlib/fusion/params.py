@@ -34,6 +34,11 @@ def check_params(model: object) -> None:
             f"weighting_options must be a dict of options or None, got "
             f"{type(model.weighting_options).__name__}")
     check_positive("tau", model.tau)
+    from fusionlib.fusion.convergence import ConvergenceRule
+
+    if model.convergence is not None and not isinstance(model.convergence, ConvergenceRule):
+        raise InvalidInputError(f"convergence must be a ConvergenceRule or None, got "
+                                f"{type(model.convergence).__name__}; e.g. ConvergenceRule()")
     _check_extensions(model)
     for name in ("standardize", "progress", "hard"):
         if not isinstance(getattr(model, name), bool):

@@ -42,7 +42,8 @@ class FusionGAN(BaseEstimator):
     Parameters
     ----------
     epochs:
-        Training epochs T. Appendix C gives no value; 100 is this package's default. An epoch is
+        Training epochs T (with ``convergence``: the budget). Appendix C gives no value; 100 is
+        this package's default, and ``convergence`` decides from held-out data. An epoch is
         ``iterations_per_epoch`` trainer iterations, each of which runs Algorithm B's inner loop
         once over all K sources (one batch per source).
     config:
@@ -54,9 +55,13 @@ class FusionGAN(BaseEstimator):
     weighting_options:
         Options of the weighting strategy ``config.weighting`` (e.g. ``{"k": 20}``).
     standardize:
-        Standardise each continuous column with the mean and sd of all training rows that observe
-        it, pooled over the sources that have it (a constant column gets sd 1), so that the linear
-        generator output is on a unit scale; samples are mapped back.
+        False (default): train on the raw values, as the appendix describes it (section D
+        standardises features for the density weights only; the appendix names no other
+        transformation). True: standardise each continuous column with the mean and sd of all
+        training rows that observe it, pooled over the sources that have it (a constant column
+        gets sd 1), so that the linear generator output is on a unit scale; samples are mapped
+        back. On the FusionGAN chapter's mixture (columns of sd 1.5-2), standardised inputs
+        train markedly slower at the appendix's learning rate (the chapter shows both).
     discrete_columns:
         Names of the categorical columns (values of any hashable type: strings, ints, ...). Each
         is one-hot encoded over the union of the categories seen in the sources that have it
@@ -89,10 +94,17 @@ class FusionGAN(BaseEstimator):
         epoch passes over the largest source once in expectation. Algorithm B, read literally,
         samples one batch per source per epoch; Appendix H's per-epoch cost counts n/B batches
         per source, and we follow H's reading.
+    convergence:
+        None (train ``epochs`` epochs), or a
+        :class:`~fusionlib.fusion.convergence.ConvergenceRule`: ``epochs`` is then the budget,
+        and training stops at the first check (every ``convergence.every`` epochs) where every
+        source's held-out MMD and coverage are within the rule's multiples of their noise
+        floors (:mod:`fusionlib.fusion.convergence`). ``learned_epoch_`` is that epoch, or None
+        when the budget ran out first (the run has not learned: its numbers are not comparable).
     seed:
         Root of every random stream: the holdout split ``(seed, "holdout", name)``, the weights
         ``(seed, "weights", name)``, the networks ``(seed, "networks")``, training
-        ``(seed, "train")``.
+        ``(seed, "train")``, the convergence checks ``(seed, "convergence", ...)``.
 
     Attributes
     ----------
@@ -112,8 +124,11 @@ class FusionGAN(BaseEstimator):
         The :class:`~fusionlib.fusion.encoding.SchemaEncoding` (spans, scaler, categories).
     scaler_:
         The :class:`~fusionlib.fusion.scaling.PooledScaler` of the continuous columns.
-    trainer_, history_, n_iter_, iterations_per_epoch_:
-        The fitted trainer, its loss log, and the iteration counts.
+    trainer_, history_, n_iter_, iterations_per_epoch_, epochs_:
+        The fitted trainer, its loss log, the iteration counts and the epochs trained.
+    convergence_, learned_epoch_:
+        With ``convergence``: the checks (one row per source and check epoch) and the epoch at
+        which the run learned (None: not within ``epochs``). Without: None and None.
 
     Notes
     -----
@@ -126,17 +141,17 @@ class FusionGAN(BaseEstimator):
                  checkpoint_path: str | os.PathLike[str] | None = None,
                  checkpoint_every: int = 0, progress: bool = False,
                  weighting_options: Mapping[str, object] | None = None,
-                 standardize: bool = True, iterations_per_epoch: int | None = None,
+                 standardize: bool = False, iterations_per_epoch: int | None = None,
                  log_every: int = 10, discrete_columns: Collection[str] = (), tau: float = 0.2,
                  hard: bool = True, condition: str | None = None, dp: object = None,
-                 seed: object = 0) -> None:
+                 convergence: object = None, seed: object = 0) -> None:
         self.epochs, self.config, self.device, self.n_threads = epochs, config, device, n_threads
         self.checkpoint_path, self.checkpoint_every = checkpoint_path, checkpoint_every
         self.progress, self.weighting_options = progress, weighting_options
         self.standardize, self.iterations_per_epoch = standardize, iterations_per_epoch
         self.log_every, self.seed = log_every, seed
         self.discrete_columns, self.tau, self.hard = discrete_columns, tau, hard
-        self.condition, self.dp = condition, dp
+        self.condition, self.dp, self.convergence = condition, dp, convergence
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
@@ -174,32 +189,75 @@ class FusionGAN(BaseEstimator):
         self._check_params()
         for attr in ("trainer_", "weights_", "train_", "holdout_", "scaler_", "encoder_",
                      "sources_", "schema_", "n_iter_", "iterations_per_epoch_",
-                     "group_shares_"):
+                     "group_shares_", "epochs_", "convergence_", "learned_epoch_"):
             self.__dict__.pop(attr, None)  # a failed refit leaves the object unfitted
-        cfg, src = self.config, self._check_sources(sources)
-        train, holdout = self._split(src)
-        enc = schema_encoding(train, src.columns, self._discrete(), standardize=self.standardize)
-        xs = {name: enc.transform(df) for name, df in train.items()}
-        weights = self._weights(xs)
+        src, train, holdout, enc, xs, weights = self._prepare(sources)
         step = self._step(enc, [enc.positions(src.columns_of(name)) for name in src.names],
                           src.names, xs)
         trainer = Trainer(step, seed=child(self.seed, "train"), device=self.device,
                           n_threads=self.n_threads, checkpoint_path=self.checkpoint_path,
                           checkpoint_every=self.checkpoint_every, log_every=self.log_every,
                           progress=self.progress)
-        largest = max(len(df) for df in train.values())
-        ipe = self.iterations_per_epoch or math.ceil(largest / cfg.batch_size)
+        ipe = self._iterations_per_epoch(train)
         data = tuple(v for name in src.names for v in (xs[name], weights[name]))
-        trainer.fit(data, self.epochs * ipe)
-        self.sources_, self.schema_ = src.names, src.columns
-        self.train_, self.holdout_, self.weights_ = train, holdout, weights
-        self.encoder_, self.scaler_ = enc, enc.scaler
-        self.iterations_per_epoch_, self.n_iter_ = ipe, self.epochs * ipe
+        self._set_prepared(src, train, holdout, enc, weights)
+        epochs = self._train(trainer, data, ipe, xs)
+        self.trainer_ = trainer
+        self.iterations_per_epoch_, self.n_iter_, self.epochs_ = ipe, epochs * ipe, epochs
         if self.condition is not None:
             self.group_shares_ = dict(zip(enc.categories[self.condition].tolist(),
                                           step.shares.double().tolist(), strict=True))
-        self.trainer_ = trainer
         return self
+
+    def _train(self, trainer: Trainer, data: tuple, ipe: int, xs: dict) -> int:
+        """Train ``epochs`` epochs, or with ``convergence`` until the held-out check passes
+        (checked every ``convergence.every`` epochs, ``epochs`` at most); returns the epochs
+        trained. Checks sample on their own streams, so the training is the same run as
+        without them, stopped earlier."""
+        self.convergence_, self.learned_epoch_ = None, None
+        if self.convergence is None:
+            trainer.fit(data, self.epochs * ipe)
+            return self.epochs
+        from fusionlib.fusion.convergence import HeldoutCriterion
+
+        names, enc = self.sources_, self.encoder_
+        check = HeldoutCriterion(
+            [xs[n] for n in names],
+            [enc.transform(self.holdout_[n], unknown="zeros") for n in names],
+            [enc.positions(self.train_[n].columns) for n in names], self.convergence,
+            seed=child(self.seed, "convergence"), names=names)
+        rows, epoch = [], 0
+        while epoch < self.epochs:
+            epoch = min(epoch + self.convergence.every, self.epochs)
+            trainer.fit(data, epoch * ipe)
+            x = trainer.sample(check.rows, seed=child(self.seed, "convergence", epoch))
+            rows.append(check.evaluate(x.double().numpy(), seed=child(self.seed, "check"))
+                        .assign(epoch=epoch))
+            if rows[-1]["learned"].all():
+                self.learned_epoch_ = epoch
+                break
+        self.convergence_ = pd.concat(rows, ignore_index=True)
+        return epoch
+
+    def _prepare(self, sources: object) -> tuple:
+        """Checked sources, the train/holdout split, the encoding, the encoded training rows
+        and their Appendix D weights: everything ``fit`` computes before training (also used
+        by :class:`~fusionlib.fusion.replicas.StackedFusionGAN`, one replica at a time)."""
+        src = self._check_sources(sources)
+        train, holdout = self._split(src)
+        enc = schema_encoding(train, src.columns, self._discrete(), standardize=self.standardize)
+        xs = {name: enc.transform(df) for name, df in train.items()}
+        return src, train, holdout, enc, xs, self._weights(xs)
+
+    def _set_prepared(self, src: SourceSet, train: dict, holdout: dict, enc: SchemaEncoding,
+                      weights: dict) -> None:
+        self.sources_, self.schema_ = src.names, src.columns
+        self.train_, self.holdout_, self.weights_ = train, holdout, weights
+        self.encoder_, self.scaler_ = enc, enc.scaler
+
+    def _iterations_per_epoch(self, train: dict[str, pd.DataFrame]) -> int:
+        largest = max(len(df) for df in train.values())
+        return self.iterations_per_epoch or math.ceil(largest / self.config.batch_size)
 
     def _step(self, enc: SchemaEncoding, indices: list[list[int]], names: tuple[str, ...],
               xs: dict[str, np.ndarray]):

@@ -16,6 +16,9 @@ with:
   (RBF kernel, median heuristic), on the one-hot encoding of both tables (fitted on ``D_test``);
 - the wall time of ``fit``.
 
+FusionGAN trains until the held-out check of :mod:`fusionlib.fusion.convergence` passes (its
+``fusion_epochs`` are a budget); its rows say whether it ``learned`` and at which epoch.
+
 Generators (:data:`GENERATORS`) and what they are given:
 
 ===========  ==========================================  ========================
@@ -80,7 +83,8 @@ class BenchSettings:
     n_eval: int = 2000  # synthetic / test rows scored (coverage and MMD are O(n^2))
     ctgan_epochs: int = 300
     ctgan_max_rows: int | None = None
-    fusion_epochs: int = 100
+    fusion_epochs: int = 100  # FusionGAN's budget: it stops at the first passing held-out check
+    fusion_every: int = 10  # epochs between FusionGAN's held-out checks
     fusion_max_rows: int | None = None
     ptgan_iter: int = 1000
     ptgan_max_rows: int | None = None
@@ -105,9 +109,11 @@ def make_generator(name: str, s: BenchSettings, *, seed: Any, columns: list[str]
 
         return HotDeckMatcher(method="random", seed=seed_int(seed, "hotdeck"))
     if name == "FusionGAN":
+        from fusionlib.fusion.convergence import ConvergenceRule
         from fusionlib.fusion.synthesizer import FusionGAN
 
         return FusionGAN(epochs=s.fusion_epochs, discrete_columns=tuple(columns),
+                         convergence=ConvergenceRule(every=s.fusion_every),
                          seed=seed_int(seed, "fusiongan"))
     from fusionlib.ptgan.tabular import TabularPTGAN
 
@@ -182,8 +188,12 @@ def run_task(name: str, prep: Prepared, overlap: str, s: BenchSettings, *, seed:
     synthetic = synthetic[list(test.columns)].astype(str).astype(test.dtypes.to_dict())
     scores = score(prep, test, synthetic, tree, seed=child(seed, "score", name, overlap),
                    dm_n_estimators=s.dm_n_estimators)
+    learned = {}
+    if getattr(model, "convergence", None) is not None:  # FusionGAN: did it learn?
+        learned = {"learned": model.learned_epoch_ is not None,
+                   "learned_epoch": model.learned_epoch_, "epochs": model.epochs_}
     return {"generator": name, "dataset": prep.dataset, "overlap": overlap, "fit_s": fit_s,
-            **scores, "status": "run", "reason": ""}
+            **scores, **learned, "status": "run", "reason": ""}
 
 
 def run_generator(name: str, dataset: str, overlaps: list[str], s: BenchSettings, *,

@@ -24,14 +24,15 @@ __all__ = ["BENCH_CONFIG", "BENCHMARK", "benchmark_table"]
 BENCH_CONFIG: dict[str, dict[str, Any]] = {
     "smoke": dict(datasets=["compas"], overlaps="first", reps=1,
                   settings=dict(max_rows=600, n_eval=200, ctgan_epochs=1, ctgan_max_rows=300,
-                                fusion_epochs=1, fusion_max_rows=300, ptgan_iter=10,
+                                fusion_epochs=2, fusion_every=1, fusion_max_rows=300,
+                                ptgan_iter=10,
                                 ptgan_max_rows=300, dm_n_estimators=10)),
     "cpu": dict(datasets=["adult", "compas", "german"], overlaps="first", reps=1,
                 settings=dict(n_eval=1500, ctgan_epochs=5, ctgan_max_rows=2000,
-                              fusion_epochs=5, fusion_max_rows=2000, ptgan_iter=300,
+                              fusion_epochs=60, fusion_max_rows=2000, ptgan_iter=300,
                               ptgan_max_rows=2000, dm_n_estimators=30)),
     "paper": dict(datasets=["adult", "compas", "german"], overlaps="all", reps=10,
-                  settings=dict(n_eval=5000, ctgan_epochs=300, fusion_epochs=100,
+                  settings=dict(n_eval=5000, ctgan_epochs=300, fusion_epochs=300,
                                 ptgan_iter=10_000, dm_n_estimators=100)),
 }
 

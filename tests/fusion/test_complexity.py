@@ -16,6 +16,7 @@ from fusionlib.fusion.complexity import (
     section_h_macs,
     source_widths,
     time_iterations,
+    time_sweep,
 )
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
 
@@ -66,3 +67,22 @@ def test_timing_runs_the_real_step_and_epochs_scale_with_n():
     s = time_iterations(2, 200, 6, 16, n_iter=2)
     assert s > 0 and math.isfinite(s)
     assert epoch_seconds(s, 640) == pytest.approx(10 * s)
+
+
+def test_sweep_takes_the_minimum_over_interleaved_repeats(monkeypatch):
+    import fusionlib.fusion.complexity as cx
+
+    calls = []
+    fake = iter([3.0, 5.0, 1.0, 4.0, 2.0, 6.0])
+
+    def timed(**kw):
+        calls.append(kw["n"])
+        return next(fake)
+
+    monkeypatch.setattr(cx, "time_iterations", timed)
+    got = time_sweep([{"k": 2, "n": 10, "d": 4, "hidden": 8},
+                      {"k": 2, "n": 20, "d": 4, "hidden": 8}], repeats=3)
+    assert calls == [10, 20, 20, 10, 10, 20]  # rotated order in each round
+    assert got == [2.0, 1.0]
+    with pytest.raises(InvalidInputError, match="repeats"):
+        time_sweep([], repeats=0)

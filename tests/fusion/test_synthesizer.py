@@ -55,7 +55,7 @@ def test_fit_sets_the_fitted_attributes(fitted):
 def test_pooled_standardisation_and_constant_columns():
     src = sources()
     src["B"] = src["B"].assign(c=3.0)
-    m = model(epochs=1).fit(SourceSet(src))
+    m = model(epochs=1, standardize=True).fit(SourceSet(src))
     pooled_x = pd.concat([m.train_["A"]["x"], m.train_["B"]["x"]])
     sc = m.scaler_
     assert sc.mean[0] == pytest.approx(pooled_x.mean()) and sc.scale[0] == pytest.approx(
@@ -63,7 +63,7 @@ def test_pooled_standardisation_and_constant_columns():
     assert sc.mean[1] == pytest.approx(m.train_["A"]["y"].mean())
     assert (sc.mean[3], sc.scale[3]) == (3.0, 1.0)
     assert m.schema_ == ("x", "y", "z", "c")
-    raw = model(epochs=1, standardize=False).fit(src).scaler_
+    raw = model(epochs=1).fit(src).scaler_  # the default: raw values, as the appendix has it
     assert np.all(raw.mean == 0) and np.all(raw.scale == 1)
 
 

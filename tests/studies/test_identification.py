@@ -106,3 +106,17 @@ def test_grid_has_every_method_and_law():
     assert {(c.config["method"], c.config["law"]) for c in cells} == {
         (m, law) for m in METHODS for law in SOURCE_LAWS}
     assert sorted(d for ds in SOURCE_LAWS.values() for d in ds) == sorted(DESIGNS)
+
+
+def test_fusiongan_cell_stacks_its_seeds_and_states_whether_they_learned():
+    from fusionlib.studies.identification_cells import CONFIG, IDENTIFICATION, _compute
+
+    cells = [c for c in IDENTIFICATION.cells("cpu", 0) if c.config["method"] == "fusiongan"]
+    assert len(cells) == 3 and all(len(c.config["rep_seeds"]) == 3 for c in cells)
+    cfg = dict(CONFIG["smoke"], law="ab", method="fusiongan", rep_seeds=[11, 12])
+    rows = _compute(Cell("identification", cfg, 5)).rows
+    assert rows["rep"].tolist() == [0, 0, 1, 1]
+    assert rows["design"].tolist() == ["a_cia_holds", "b_cia_fails"] * 2
+    assert rows["learned"].dtype == bool and (rows["epochs"] <= cfg["epochs"]).all()
+    # one answer per seed for the identical sources of (a) and (b); other seeds, other answers
+    assert rows["rho"].iloc[0] == rows["rho"].iloc[1] != rows["rho"].iloc[2]
