@@ -178,8 +178,12 @@ def theorem1_ratios(layers: Layers, real: np.ndarray, fake: np.ndarray, *, d_upp
     tv:
         ``d_TV`` between the two measures (1 for two samples of distinct points).
 
-    Returns one row per layer: ``entries``, ``max_ratio`` and ``violations`` (ratios above 1)
-    with ``d_D = d_upper``, and ``max_ratio_lower`` / ``violations_lower`` with ``d_lower``.
+    Returns
+    -------
+    pandas.DataFrame
+        One row per layer: ``entries``, ``max_ratio`` and ``violations`` (ratios above 1)
+        with ``d_D = d_upper``, and ``max_ratio_lower`` / ``violations_lower`` with
+        ``d_lower``.
     """
     _relu_only(layers)
     fx, fg = forward(layers, real), forward(layers, fake)

@@ -58,7 +58,7 @@ THEORY_CONFIG: dict[str, dict[str, Any]] = {
                   p4_widths=[2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
                   lemma_depths=[2, 3, 4, 5, 6, 7, 8], alg_draws=100_000, p1_points=2000),
 }
-#: methods of the training checks: the Lipschitz GAN (untempered) and PTGAN (tempered)
+#: the methods of the training checks, the Lipschitz GAN (untempered) and PTGAN (tempered)
 TRAINING_METHODS: tuple[str, ...] = ("mp", "pt+cp")
 #: mode distances of the collapse checks (Figure 2)
 COLLAPSE_MU2: tuple[float, ...] = (1.5, 3.0)
