@@ -41,7 +41,7 @@ THEORY_CONFIG: dict[str, dict[str, Any]] = {
                   c_seeds=1, c_hidden=[16, 16], c_iter=20, c_every=10, c_batches=40,
                   c_big=2_000, r_reps=1, r_sizes=[16, 32, 64], r_pool=512, r_steps=20,
                   r_hidden=[8, 8], thm3_sizes=[50, 100, 200], thm3_sims=200,
-                  p4_widths=[2, 4, 8, 16], lemma_depths=[2, 3, 4], alg_draws=200, p1_points=200),
+                  p4_widths=[2, 4, 8, 16], lemma_depths=[2, 4, 7], alg_draws=200, p1_points=200),
     "cpu": dict(t_seeds=2, t_iter=1000, t_every=100, t_check=500,
                 c_seeds=2, c_hidden=[64, 64, 64], c_iter=300, c_every=50, c_batches=400,
                 c_big=10_000, r_reps=4, r_sizes=[32, 64, 128, 256, 512, 1024, 2048],
