@@ -22,8 +22,10 @@ __all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "in
            "unmapped_claims", "kind_counts", "coverage_summary"]
 
 INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
-#: declared statuses of items without claims; "checked" is computed from the claims
-ITEM_STATUSES = ("checked", "used, no claim", "not built yet", "not run", "not checkable")
+#: declared statuses of items without claims; "checked" is computed from the claims. "proof
+#: only": a lemma with no numerical content of its own to check (the chapter says why)
+ITEM_STATUSES = ("checked", "used, no claim", "not built yet", "not run", "not checkable",
+                 "proof only")
 
 
 def collect_claims(executed: str | Path, *, exclude: tuple[str, ...] = ("scorecard",)

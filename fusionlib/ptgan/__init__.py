@@ -18,6 +18,13 @@ fair               Algorithm 2 (FairPTGAN's group-mixed minibatches)
 fair_baselines     FairWGANGP's fairness penalty and value-space geometric repair
 fair_eval          AUC / SP of downstream classifiers, Pareto fronts, Tables 4 and 12 statistic
 images             the image runs of Tables 1, 7, 8 and Figures 5, 6 (Table 5 networks)
+image_panels       the sample panels of Figures 12-17 and their diversity
+theory_*           Section 2-4's statements checked on instances: networks as the theory sees them
+                   (theory_nets), Proposition 1 / Lemma 4 / Theorem 1 (theory_bounds), Proposition
+                   2 and Lemmas 1-3 (theory_variance), checks along ring runs (theory_training),
+                   Theorems 2-3 (theory_rates), Lemmas 6-8 and Proposition 4 (theory_approx),
+                   Algorithms 1 and 3 by hand (theory_algorithms), Definition 1 and (A1)-(A4)
+                   (theory_assumptions), summaries (theory_report)
 *_cells            the grid's experiments (found by name by fusionlib.compendium.cells)
 """
 

@@ -12,6 +12,7 @@ from fusionlib.compendium.scorecard import (
     inventory_status,
     load_inventory,
 )
+from fusionlib.errors import InvalidInputError
 
 
 def _claims(*wheres):
@@ -49,3 +50,21 @@ def test_collect_claims_skips_unfinished_runs_and_the_scorecard(tmp_path):
         _claims(("002", "Table 7")).to_csv(tmp_path / name / "claims.csv", index=False)
     claims, files = collect_claims(tmp_path)
     assert [f.parent.name for f in files] == ["exp"] and len(claims) == 1
+
+
+def test_proof_only_is_a_declared_status_that_a_claim_overrides(tmp_path):
+    inv = pd.DataFrame({"item_id": ["a", "b"], "seed_file": ["001", "001"],
+                        "kind": ["lemma", "lemma"], "label": ["Lemma 5", "Lemma 6"],
+                        "title": ["", ""], "chapter": ["", ""],
+                        "status": ["proof only", "proof only"], "reason": ["", ""]})
+    path = tmp_path / "inventory.csv"
+    inv.to_csv(path, index=False)
+    loaded = load_inventory(path)
+    out = inventory_status(loaded, _claims(("001", "Lemma 6")))
+    assert list(out["status"]) == ["proof only", "checked"]
+    summary = coverage_summary(out)
+    assert summary.loc["001", "proof only"] == 1 and summary.loc["001", "checked share"] == 0.5
+    inv.loc[0, "status"] = "proof"
+    inv.to_csv(path, index=False)
+    with pytest.raises(InvalidInputError, match="proof only"):
+        load_inventory(path)
