@@ -56,6 +56,8 @@ class StackedLinear(nn.Module):
     bias:
         (R, out).
 
+    Notes
+    -----
     ``forward`` maps ``x`` (R, n, in) to (R, n, out) with one :func:`torch.baddbmm`.
     """
 

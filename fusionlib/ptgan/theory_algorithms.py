@@ -14,7 +14,8 @@ algorithm prints it*, in float64 NumPy, from the same random draws:
   algorithm as printed; the experiments use Adam, SM D): ``L_b``, ``H``, the critic update
   ``w + gamma_D d(L_b - lambda H)/dw``, ``L^G_b`` and the generator update
   ``v - gamma_G dL^G_b/dv``, with the gradients by central finite differences of the printed
-  formulas, against :meth:`fusionlib.ptgan.step.PTGANStep.iteration`.
+  formulas, against :meth:`fusionlib.gan.adversarial.AdversarialStep.iteration` (which
+  PTGANStep inherits).
 """
 
 from __future__ import annotations
