@@ -49,6 +49,8 @@ class StackedFusionGAN:
         epochs for each replica) or None (no checks: train ``epochs``).
     stop_when_learned:
         Stop at the first check where every replica has learned (else train the whole budget).
+    n_threads:
+        Torch threads during training.
 
     Notes
     -----
@@ -57,8 +59,6 @@ class StackedFusionGAN:
     learned, but that replica's generator is kept as it was at its passing check and put back
     when training ends, so its samples are those of the run stopped there. (Its later checks
     are still recorded in ``checks_table_``.)
-    n_threads:
-        Torch threads during training.
     """
 
     def __init__(self, seeds: Sequence[object], epochs: int = 100,
