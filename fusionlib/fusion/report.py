@@ -96,7 +96,7 @@ def trajectory_figure(check: pd.DataFrame, settings: Sequence[str], truth_share:
     per setting, one line per seed; filled markers where the held-out check passed."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, len(settings), figsize=(3.6 * len(settings), 6.2),
+    fig, axes = plt.subplots(2, len(settings), figsize=(min(11.0, 2.8 * len(settings)), 6.2),
                              sharex=True, sharey="row", squeeze=False)
     for j, name in enumerate(settings):
         g = check[check["setting"] == name]
