@@ -1,7 +1,9 @@
 """GAN losses as pure functions of critic outputs.
 
 Every function returns the scalar that the corresponding network *minimises*. Critic outputs are
-raw scores of shape (n,) (logits for the Jensen-Shannon loss).
+raw scores of shape (n,) (logits for the Jensen-Shannon loss). Scores of R stacked repetitions,
+shape (R, n) (:mod:`fusionlib.gan.stacked`), give one loss per repetition, shape (R,): every
+mean runs over the last (row) dimension.
 
 ::
 
@@ -37,34 +39,42 @@ def check_loss(kind: str) -> str:
 
 
 def _check_scores(name: str, out: torch.Tensor) -> None:
-    if not isinstance(out, torch.Tensor) or out.ndim != 1 or out.numel() == 0:
+    if not isinstance(out, torch.Tensor) or out.ndim not in (1, 2) or out.numel() == 0:
         raise InvalidInputError(
-            f"{name} must be a non-empty 1-D tensor of critic scores, got "
+            f"{name} must be a non-empty tensor of critic scores of shape (n,) or (R, n), got "
             f"{getattr(out, 'shape', type(out).__name__)}; squeeze the critic output to (n,)"
         )
 
 
 def critic_loss(real_out: torch.Tensor, fake_out: torch.Tensor, kind: str) -> torch.Tensor:
-    """Critic loss (to minimise) from scores on real (n,) and generated (m,) points."""
+    """Critic loss (to minimise) from scores on real (n,) and generated (m,) points.
+
+    Stacked scores (R, n) and (R, m) give the R losses of the repetitions, shape (R,).
+    """
     check_loss(kind)
     _check_scores("real_out", real_out)
     _check_scores("fake_out", fake_out)
+    if real_out.shape[:-1] != fake_out.shape[:-1]:
+        raise InvalidInputError(
+            f"real_out {tuple(real_out.shape)} and fake_out {tuple(fake_out.shape)} need the "
+            "same leading (repetition) dimensions")
     if kind == "wasserstein":
-        return fake_out.mean() - real_out.mean()
+        return fake_out.mean(-1) - real_out.mean(-1)
     if kind == "js":
-        return F.softplus(-real_out).mean() + F.softplus(fake_out).mean()
-    return 0.5 * (real_out - 1.0).pow(2).mean() + 0.5 * (fake_out + 1.0).pow(2).mean()
+        return F.softplus(-real_out).mean(-1) + F.softplus(fake_out).mean(-1)
+    return 0.5 * (real_out - 1.0).pow(2).mean(-1) + 0.5 * (fake_out + 1.0).pow(2).mean(-1)
 
 
 def generator_loss(fake_out: torch.Tensor, kind: str) -> torch.Tensor:
-    """Generator loss (to minimise) from critic scores on generated points (m,)."""
+    """Generator loss (to minimise) from critic scores on generated points (m,) (or (R, m):
+    one loss per repetition)."""
     check_loss(kind)
     _check_scores("fake_out", fake_out)
     if kind == "wasserstein":
-        return -fake_out.mean()
+        return -fake_out.mean(-1)
     if kind == "js":
-        return F.softplus(-fake_out).mean()
-    return 0.5 * fake_out.pow(2).mean()
+        return F.softplus(-fake_out).mean(-1)
+    return 0.5 * fake_out.pow(2).mean(-1)
 
 
 def soft_label_bce(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
