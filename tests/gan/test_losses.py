@@ -67,9 +67,20 @@ def test_unknown_loss_name_lists_allowed_names():
         generator_loss(FAKE, "kl")
 
 
-def test_two_dimensional_scores_raise():
+def test_unsqueezed_or_mismatched_scores_raise():
     with pytest.raises(InvalidInputError, match="squeeze"):
         critic_loss(REAL[:, None], FAKE, "wasserstein")
+    with pytest.raises(InvalidInputError, match="squeeze"):
+        generator_loss(FAKE[:, None], "wasserstein")
+    with pytest.raises(InvalidInputError, match="leading"):
+        critic_loss(torch.stack([REAL, REAL]), FAKE, "js")
+
+
+def test_stacked_scores_give_one_loss_per_repetition():
+    both = critic_loss(torch.stack([REAL, 2 * REAL]), torch.stack([FAKE, FAKE]), "wasserstein")
+    assert both.shape == (2,)
+    assert both[0] == critic_loss(REAL, FAKE, "wasserstein")
+    assert both[1] == critic_loss(2 * REAL, FAKE, "wasserstein")
 
 
 def test_soft_labels_outside_unit_interval_raise():
