@@ -60,6 +60,16 @@ def test_soft_label_bce_at_half_label():
                  critic_loss(torch.tensor([0.7]), torch.tensor([-1e9]), "js"))
 
 
+def test_pearson_with_the_papers_labels_on_known_scores():
+    real, fake = torch.tensor([1.0, 3.0]), torch.tensor([0.0, 2.0])
+    # critic: 0.5 mean((1-1)^2, (3-1)^2) + 0.5 mean(0^2, 2^2) = 0.5 * 2 + 0.5 * 2 = 2
+    assert critic_loss(real, fake, "pearson01").item() == pytest.approx(2.0)
+    # generator: 0.5 mean((0-1)^2, (2-1)^2) = 0.5
+    assert generator_loss(fake, "pearson01").item() == pytest.approx(0.5)
+    # the critic's optimum puts D = 1 on real and D = 0 on generated rows
+    assert critic_loss(torch.ones(3), torch.zeros(3), "pearson01").item() == 0.0
+
+
 def test_unknown_loss_name_lists_allowed_names():
     with pytest.raises(InvalidInputError, match="wasserstein.*js.*pearson"):
         critic_loss(REAL, FAKE, "hinge")
