@@ -187,12 +187,18 @@ class _ReLUFirstOrder(torch.autograd.Function):
     def forward(ctx, x: torch.Tensor) -> torch.Tensor:
         y = x.clamp_min(0.0)
         ctx.save_for_backward(y)
+        ctx.save_for_forward(y)
         return y
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
         (y,) = ctx.saved_tensors
         return torch.ops.aten.threshold_backward(grad, y.detach(), 0)
+
+    @staticmethod
+    def jvp(ctx, tangent: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors  # forward mode (the coherency penalty's "jvp" mode)
+        return torch.ops.aten.threshold_backward(tangent, y.detach(), 0)
 
 
 class PenaltyReLU(nn.ReLU):

@@ -8,12 +8,11 @@ Determinism: every random draw of training comes from one :class:`torch.Generato
 ``rng.torch_generator(seed, "train")``; its state is checkpointed with the modules and optimisers,
 so on CPU a resumed run is bitwise identical to an uninterrupted one.
 
-Stacked steps (R repetitions trained as one model, :mod:`fusionlib.gan.stacked`; the step has an
-``n_reps`` attribute) get a :class:`~fusionlib.gan.stacked.GeneratorBank` instead: repetition r
-draws from ``rng.torch_generator(seed_r, "train")``, where ``seed`` is the list of the R
-repetitions' seeds (an int or tuple gives ``child(seed, "rep", r)``). Their losses have shape
-(R,): a repetition whose loss turns non-finite is recorded in ``diverged_`` (its index and
-iteration) and the others train on; only when every repetition has diverged does training stop.
+Stacked steps (R repetitions as one model, :mod:`fusionlib.gan.stacked`; they have ``n_reps``)
+get a :class:`~fusionlib.gan.stacked.GeneratorBank`: repetition r draws from
+``rng.torch_generator(seed[r], "train")`` (one seed gives ``child(seed, "rep", r)``). Their
+losses have shape (R,): a repetition whose loss turns non-finite is recorded in ``diverged_``
+(index: iteration) and the others train on; training stops only when every one has diverged.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Importing this module registers the experiment ``ptgan_tabular`` with two kinds of cells:
 
 ``reference`` (one per data set)
-    ``S_train`` of RF, SVM and LR trained on D_train (:func:`~fusionlib.ptgan.tabular_runs.
-    reference_scores`): one 90/10 split per data set, shared by every other cell.
+    ``S_train`` of RF, SVM and LR trained on D_train
+    (:func:`~fusionlib.ptgan.tabular_runs.reference_scores`): one 90/10 split per data set,
+    shared by every other cell.
 ``curves`` (one per data set, discrepancy and *group*)
     One stacked model (:func:`~fusionlib.ptgan.tabular_runs.stacked_curves`) holding every
     repetition of the group's settings: PT+CP x 10 repetitions, or MP with its ``lambda_MP``

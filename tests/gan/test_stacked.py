@@ -145,6 +145,24 @@ def test_penalty_relu_has_relu_values_and_first_and_second_order_gradients():
         assert torch.equal(a, b)
 
 
+def test_penalty_relu_supports_the_forward_mode_coherency_penalty():
+    g = torch.Generator().manual_seed(13)
+    q, d = torch.randn(30, 3, generator=g), torch.randn(30, 3, generator=g)
+    out = {}
+    for act in (nn.ReLU(), PenaltyReLU()):
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(3, 8), act, nn.Linear(8, 1))
+        for mode in ("double_backward", "jvp"):
+            net.zero_grad()
+            p = coherency_penalty(lambda x, net=net: net(x).squeeze(-1), q, d, mode=mode)
+            p.backward()
+            out[(type(act).__name__, mode)] = (p.detach(), net[0].weight.grad.clone())
+    ref = out[("ReLU", "double_backward")]
+    for p, grad in out.values():
+        close(p, ref[0], rtol=1e-6)
+        close(grad, ref[1], rtol=1e-5, atol=1e-8)
+
+
 # ----------------------------------------------------------------------------- networks
 def _nets(seed: int, head: bool = True, tau: float = 0.2):
     h = TabularHead(64, SPANS, tau=tau, seed=seed) if head else None
