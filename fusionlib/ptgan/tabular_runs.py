@@ -13,6 +13,11 @@ Two kinds of work, both pure functions of their arguments:
 
 ``S_T`` itself is computed from both (:func:`fusionlib.ptgan.utility.s_t_score`).
 
+The evaluations of the members at a point run in a pool of threads bounded by the job's thread
+budget (:func:`fusionlib.threads.thread_budget`; one thread, no pool, for the cells of a
+laptop build), each classifier on one BLAS thread; every member has its own classifier seeds, so
+the rows do not depend on the number of threads.
+
 Split. "Each dataset is split 90%/10%" (Section 5.1): one random split per data set, on the
 stream ``(split_seed, "split")``, shared by every run (the seed does not say more; the paper's
 standard deviations are over 10 independent GAN runs). Streams of member m of repetition i with
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandas as pd
@@ -36,6 +42,7 @@ from fusionlib.ptgan.tabular_data import TabularData
 from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
 from fusionlib.ptgan.utility import DownstreamEvaluator, evaluation_points, split_train_test
 from fusionlib.rng import child, numpy_rng
+from fusionlib.threads import thread_budget
 
 __all__ = ["EVAL_POINTS", "Member", "StackedCurves", "counted_points", "reference_scores",
            "stacked_curves", "tabular_split"]
@@ -123,6 +130,8 @@ def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Se
     wanted = set(range(1, n_eval + 1)) if eval_points == "all" else set(counted_points(n_eval))
     rows: list[dict] = []
     spent = 0.0
+    workers = min(thread_budget(), len(members))
+    pool = ThreadPoolExecutor(workers) if workers > 1 else None
 
     def evaluate(model: StackedTabularPTGAN, iteration: int) -> None:
         nonlocal spent
@@ -130,15 +139,17 @@ def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Se
         k = points.index(iteration) + 1
         if k in wanted:
             x = model.sample_encoded(n_rows, [child(m.seed, "eval", k) for m in members])
-            for j, m in enumerate(members):
-                if j in model.trainer_.diverged_:
-                    continue
-                synth = model.encoder_.inverse_transform(x[j])
-                single = synth[data.target].nunique() < 2
+            live = [j for j in range(len(members)) if j not in model.trainer_.diverged_]
+
+            def score(j: int) -> list[dict]:
+                m, synth = members[j], model.encoder_.inverse_transform(x[j])
+                single = bool(synth[data.target].nunique() < 2)
                 aucs = evaluator.auc(synth, child(m.seed, "classifiers", k))
-                rows.extend(dict(label=m.label, rep=m.rep, point=k, iteration=iteration,
-                                 classifier=c, auc=a, single_class=bool(single))
-                            for c, a in aucs.items())
+                return [dict(label=m.label, rep=m.rep, point=k, iteration=iteration,
+                             classifier=c, auc=a, single_class=single) for c, a in aucs.items()]
+
+            for part in (pool.map(score, live) if pool else map(score, live)):
+                rows.extend(part)
         spent += time.perf_counter() - start
 
     model = StackedTabularPTGAN(
@@ -147,7 +158,11 @@ def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Se
         penalty_weights=[m.penalty_weight for m in members], tau=[m.tau for m in members],
         device=device, progress=progress)
     t0 = time.perf_counter()
-    model.fit(train, callback=evaluate, callback_at=points)
+    try:
+        model.fit(train, callback=evaluate, callback_at=points)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     total = time.perf_counter() - t0
     curve = pd.DataFrame(rows, columns=["label", "rep", "point", "iteration", "classifier",
                                         "auc", "single_class"])

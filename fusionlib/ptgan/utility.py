@@ -181,6 +181,7 @@ class DownstreamEvaluator:
             return {c: 0.5 for c in self.classifiers}
         x = self.encoder.transform(table[self.features])
         out = {}
+        # one BLAS thread per fit (a caller may run several fits in threads at once)
         with threadpool_limits(limits=1):
             for name in self.classifiers:
                 model = make_classifier(name, seed).fit(x, y)

@@ -152,3 +152,19 @@ def test_table9_architecture_matches_the_paper_rows():
     paper = paper_table("001", "Table 9").merge(arch, on=["network", "part", "quantity"])
     assert len(paper) == 9
     assert (paper["value_x"] == paper["value_y"]).all()
+
+
+def test_stacked_curves_do_not_depend_on_the_thread_budget(monkeypatch):
+    from fusionlib.ptgan import tabular_runs as tr
+
+    data = load_tabular("adult")
+    small = type(data)(data.name, data.frame.sample(3_000, random_state=0).reset_index(drop=True),
+                       data.target, data.discrete_columns)
+    members = [tr.Member("mp-1", i, 100 + i, 1.0) for i in range(2)]
+    kw = dict(split_seed=5, n_iter=4, n_eval=2, n_rows=200)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    one = tr.stacked_curves(small, "mp", "nd", members, **kw)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    two = tr.stacked_curves(small, "mp", "nd", members, **kw)
+    pd.testing.assert_frame_equal(one.curve, two.curve)
+    assert set(one.curve["rep"]) == {0, 1} and len(one.curve) == 2 * 2 * 3
