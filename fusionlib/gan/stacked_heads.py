@@ -7,9 +7,10 @@ call, after the linear outputs, as in the unstacked head), so repetition r draws
 separate run would.
 
 For R > 1 the per-span linear layers are one batched product over all output columns, and the
-Gumbel-softmax of every discrete span is one *segmented* softmax (per-span maxima by
-``scatter_reduce``, sums by ``index_add``) instead of a loop over spans: a handful of operations
-whatever the number of columns. The span layers stay separate parameters (as in the unstacked
+Gumbel-softmax runs once per distinct span *width*: the discrete columns are gathered so that
+the spans of one width form a (R, n, spans, width) block, and one native softmax serves them all
+(Adult's 11 discrete spans have 7 widths). The Gumbel transform of the R uniform draws is one
+vectorised computation. The span layers stay separate parameters (as in the unstacked
 head), so a repetition's state dict and its Adam update are the unstacked head's. With R = 1 the
 head runs the unstacked head's operations span by span, so it is bitwise the unstacked head.
 The straight-through variant (``hard=True``) is not stacked.
@@ -28,21 +29,7 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.gan.heads import TabularHead, check_spans, gumbel_noise
 from fusionlib.gan.stacked import StackedLinear
 
-__all__ = ["StackedTabularHead", "segment_softmax"]
-
-
-def segment_softmax(x: torch.Tensor, segments: torch.Tensor, n_segments: int) -> torch.Tensor:
-    """Softmax of ``x`` (..., w) within each segment of its last dimension.
-
-    ``segments`` (w,) gives each column's segment in ``[0, n_segments)``. The per-segment
-    maximum is subtracted before ``exp`` (as ``torch.softmax`` does), so no segment underflows.
-    """
-    idx = segments.expand_as(x)
-    top = torch.full((*x.shape[:-1], n_segments), float("-inf"), dtype=x.dtype, device=x.device)
-    top = top.scatter_reduce(-1, idx, x.detach(), "amax")
-    e = (x - top.index_select(-1, segments)).exp()
-    total = torch.zeros_like(top).index_add(-1, segments, e)
-    return e / total.index_select(-1, segments)
+__all__ = ["StackedTabularHead"]
 
 
 class StackedTabularHead(nn.Module):
@@ -82,12 +69,21 @@ class StackedTabularHead(nn.Module):
         self.layers = nn.ModuleList(StackedLinear(n_reps, self.in_features, s.stop - s.start)
                                     for s in self.spans)
         disc = [s for s in self.spans if s.kind == "discrete"]
-        cols = [c for s in disc for c in range(s.start, s.stop)]
-        seg = [i for i, s in enumerate(disc) for _ in range(s.start, s.stop)]
+        self.discrete_width = sum(s.stop - s.start for s in disc)
+        # the discrete columns grouped by span width; ``_noise_order``: their positions in the
+        # Gumbel draw (which runs over the discrete columns in span order, as in TabularHead)
+        offsets = dict(zip((s.column for s in disc),
+                           [sum(x.stop - x.start for x in disc[:i]) for i in range(len(disc))],
+                           strict=True))
+        self.groups = tuple(sorted({(s.stop - s.start, sum(x.stop - x.start == s.stop - s.start
+                                                           for x in disc)) for s in disc}))
+        order = [s for w, _ in self.groups for s in disc if s.stop - s.start == w]
+        cols = [c for s in order for c in range(s.start, s.stop)]
+        noise = [offsets[s.column] + i for s in order for i in range(s.stop - s.start)]
         self.register_buffer("_columns", torch.tensor(cols, dtype=torch.long), persistent=False)
-        self.register_buffer("_segments", torch.tensor(seg, dtype=torch.long), persistent=False)
+        self.register_buffer("_noise_order", torch.tensor(noise, dtype=torch.long),
+                             persistent=False)
         self.register_buffer("_tau", torch.tensor(self.taus).view(n_reps, 1, 1), persistent=False)
-        self.n_segments, self.discrete_width = len(disc), len(cols)
 
     @classmethod
     def like(cls, heads: Sequence[nn.Module]) -> StackedTabularHead:
@@ -142,13 +138,24 @@ class StackedTabularHead(nn.Module):
         logits = torch.baddbmm(bias.unsqueeze(1), h, weight.transpose(1, 2))
         if not self.discrete_width:
             return logits
-        d = logits.index_select(-1, self._columns)
+        d = logits.index_select(-1, self._columns)  # grouped by span width
         if generator is not None:
-            noise = torch.stack([gumbel_noise((h.shape[1], self.discrete_width), g,
-                                              device=h.device, dtype=d.dtype) for g in generator])
-            d = d + noise
-        soft = segment_softmax(d / self._tau, self._segments, self.n_segments)
-        return logits.index_copy(-1, self._columns, soft)
+            d = d + self._gumbel(h.shape[1], generator, d.dtype).index_select(-1,
+                                                                              self._noise_order)
+        d = d / self._tau
+        parts, start = [], 0
+        for width, count in self.groups:  # one softmax per width over all its spans
+            block = d[..., start:start + width * count]
+            parts.append(torch.softmax(block.unflatten(-1, (count, width)), dim=-1).flatten(-2))
+            start += width * count
+        return logits.index_copy(-1, self._columns, torch.cat(parts, dim=-1))
+
+    def _gumbel(self, n: int, bank, dtype: torch.dtype) -> torch.Tensor:
+        # gumbel_noise's draws (one (n, discrete width) uniform per repetition, from its own
+        # generator) and transform, vectorised over the repetitions
+        u = torch.stack([torch.rand((n, self.discrete_width), generator=g, device=g.device,
+                                    dtype=dtype) for g in bank])
+        return -torch.log(-torch.log(u.clamp_min(torch.finfo(dtype).tiny)))
 
     def _single(self, h: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
         # the unstacked TabularHead.forward, span by span, on repetition 0's parameters

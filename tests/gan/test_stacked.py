@@ -23,7 +23,7 @@ from fusionlib.gan.stacked import (
     load_rep_state_dict,
     rep_state_dict,
 )
-from fusionlib.gan.stacked_heads import StackedTabularHead, segment_softmax
+from fusionlib.gan.stacked_heads import StackedTabularHead
 from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
 from fusionlib.rng import torch_generator
 
@@ -223,12 +223,19 @@ def test_stacking_refuses_other_architectures_and_unsupported_layers():
 
 
 # ----------------------------------------------------------------------------- Gumbel head
-def test_segment_softmax_is_the_softmax_of_each_segment():
-    x = torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(9)) * 30  # large logits
-    seg = torch.tensor([0, 0, 1, 1, 1, 2])
-    out = segment_softmax(x, seg, 3)
-    for lo, hi in ((0, 2), (2, 5), (5, 6)):
-        close(out[..., lo:hi], torch.softmax(x[..., lo:hi], dim=-1), atol=1e-7)
+def test_stacked_head_groups_spans_by_width_and_matches_the_head_with_large_logits():
+    spans = (Span("a", "discrete", 0, 3), Span("b", "continuous", 3, 4),
+             Span("c", "discrete", 4, 7), Span("d", "discrete", 7, 9))
+    heads = [TabularHead(8, spans, seed=s) for s in (1, 2)]
+    stacked = StackedTabularHead.like(heads)
+    assert stacked.groups == ((2, 1), (3, 2))  # one softmax for both spans of width 3
+    for r, h in enumerate(heads):
+        load_rep_state_dict(stacked, r, h.state_dict())
+    hidden = 30 * torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(9))
+    bank = GeneratorBank.from_seeds([3, 4], "g")
+    out = stacked(hidden, bank)
+    for r, h in enumerate(heads):
+        close(out[r], h(hidden[r], torch_generator(3 + r, "g")), atol=1e-6)
 
 
 def test_stacked_head_temperatures_per_repetition():
