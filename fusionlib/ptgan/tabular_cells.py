@@ -159,15 +159,22 @@ def _compute(cell: Cell) -> Shard:
     device = cfg["device"]
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
+    from fusionlib.compendium.cells import code_key, default_root
+
     members = [Member(**m) for m in cfg["members"]]
+    # a killed cell resumes from its last evaluation point; the file name carries the code key,
+    # so a checkpoint of other code is never resumed
+    folder = default_root() / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
     run = stacked_curves(data, cfg["method"], cfg["discrepancy"], members,
                          split_seed=cfg["split_seed"], n_iter=cfg["n_iter"],
                          n_eval=cfg["n_eval"], eval_points=cfg["eval_points"],
-                         n_rows=cfg["n_rows"], device=device)
+                         n_rows=cfg["n_rows"], device=device,
+                         checkpoint=folder / f"{cell.cell_id}-{code_key(TABULAR)[:12]}.pt")
     rows = run.curve.assign(kind="curves", dataset=cfg["dataset"],
                             discrepancy=cfg["discrepancy"], group=cfg["group"])
     figures = {"train_s": run.train_s, "eval_s": run.eval_s, "n_iter": cfg["n_iter"],
-               "n_members": len(members),
+               "n_members": len(members), "resumed_at": run.resumed_at,
                "diverged": [dict(member=j, label=members[j].label, rep=members[j].rep,
                                  iteration=it) for j, it in sorted(run.diverged.items())]}
     return Shard(rows, figures, meta={"device": device})

@@ -60,8 +60,9 @@ class StackedTabularPTGAN:
         One penalty weight per repetition (None: the configuration's).
     tau:
         Gumbel-softmax temperature, one for all or one per repetition.
-    device, progress, log_every:
-        Passed to the :class:`~fusionlib.gan.trainer.Trainer`.
+    device, progress, log_every, checkpoint_path:
+        Passed to the :class:`~fusionlib.gan.trainer.Trainer` (an existing checkpoint of the
+        same run is resumed).
 
     Attributes
     ----------
@@ -74,11 +75,13 @@ class StackedTabularPTGAN:
                  n_iter: int = 1_000, overrides: Mapping[str, object] | None = None,
                  penalty_weights: Sequence[float] | None = None,
                  tau: float | Sequence[float] = 0.2, device: str = "cpu",
-                 progress: bool = False, log_every: int = 100) -> None:
+                 progress: bool = False, log_every: int = 100,
+                 checkpoint_path: str | None = None) -> None:
         self.method, self.discrepancy, self.seeds = method, discrepancy, seeds
         self.discrete_columns, self.n_iter, self.overrides = discrete_columns, n_iter, overrides
         self.penalty_weights, self.tau = penalty_weights, tau
         self.device, self.progress, self.log_every = device, progress, log_every
+        self.checkpoint_path = checkpoint_path
 
     @property
     def n_reps(self) -> int:
@@ -120,7 +123,7 @@ class StackedTabularPTGAN:
         self.step_ = StackedPTGANStep(self.config_, gen, critic, penalty_weights=weights)
         self.trainer_ = Trainer(self.step_, seed=[child(s, "train") for s in self.seeds],
                                 device=self.device, progress=self.progress,
-                                log_every=self.log_every)
+                                log_every=self.log_every, checkpoint_path=self.checkpoint_path)
         self._data = (x, None if rows is None else torch.as_tensor(np.asarray(rows)))
         hook = None
         if callback is not None:

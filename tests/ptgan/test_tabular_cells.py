@@ -168,3 +168,37 @@ def test_stacked_curves_do_not_depend_on_the_thread_budget(monkeypatch):
     two = tr.stacked_curves(small, "mp", "nd", members, **kw)
     pd.testing.assert_frame_equal(one.curve, two.curve)
     assert set(one.curve["rep"]) == {0, 1} and len(one.curve) == 2 * 2 * 3
+
+
+class _Killed(Exception):
+    pass
+
+
+def test_a_killed_stacked_run_resumes_from_its_last_evaluation_point(tmp_path, monkeypatch):
+    from fusionlib.ptgan import tabular_runs as tr
+    from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
+
+    data = load_tabular("adult")
+    small = type(data)(data.name, data.frame.sample(2_000, random_state=1).reset_index(drop=True),
+                       data.target, data.discrete_columns)
+    members = [tr.Member("pt+cp", i, 50 + i, 100.0) for i in range(2)]
+    kw = dict(split_seed=2, n_iter=6, n_eval=3, n_rows=150)
+    full = tr.stacked_curves(small, "pt+cp", "nd", members, **kw)
+    ckpt = tmp_path / "cell.pt"
+    fit = StackedTabularPTGAN.fit
+
+    def dies_after_four(self, data, **k):  # the process is killed after iteration 4's save
+        def kill(model, iteration):
+            k["callback"](model, iteration)
+            if iteration == 4:
+                raise _Killed
+        return fit(self, data, rows=k.get("rows"), callback=kill,
+                   callback_at=k["callback_at"])
+
+    monkeypatch.setattr(StackedTabularPTGAN, "fit", dies_after_four)
+    with pytest.raises(_Killed):
+        tr.stacked_curves(small, "pt+cp", "nd", members, checkpoint=ckpt, **kw)
+    monkeypatch.setattr(StackedTabularPTGAN, "fit", fit)
+    resumed = tr.stacked_curves(small, "pt+cp", "nd", members, checkpoint=ckpt, **kw)
+    assert resumed.resumed_at == 4 and not ckpt.exists()
+    pd.testing.assert_frame_equal(resumed.curve, full.curve)
