@@ -65,11 +65,16 @@ class Member:
 
     Attributes
     ----------
-    label: the setting's key (e.g. ``"pt+cp"``, ``"mp-10"``, ``"pt+cp tau=0.5"``).
-    rep: the repetition index i.
-    seed: the repetition's seed (shared by the methods' repetition i).
-    penalty_weight: lambda of the member.
-    tau: Gumbel-softmax temperature of the member.
+    label:
+        The setting's key (e.g. ``"pt+cp"``, ``"mp-10"``, ``"pt+cp tau=0.5"``).
+    rep:
+        The repetition index i.
+    seed:
+        The repetition's seed (shared by the methods' repetition i).
+    penalty_weight:
+        Lambda of the member.
+    tau:
+        Gumbel-softmax temperature of the member.
     """
 
     label: str
@@ -85,12 +90,16 @@ class StackedCurves:
 
     Attributes
     ----------
-    curve: rows ``label, rep, point, iteration, classifier, auc, single_class``.
-    diverged: ``{member index: iteration}`` of members whose loss turned non-finite (their
-        points after that iteration are absent).
-    train_s, eval_s: wall seconds of training and of the evaluations (sampling, classifiers)
-        of this process (after a resume, of the resumed part only).
-    resumed_at: the iteration a checkpoint was resumed from (0: none).
+    curve:
+        Rows ``label, rep, point, iteration, classifier, auc, single_class``.
+    diverged:
+        ``{member index: iteration}`` of members whose loss turned non-finite (their points
+        after that iteration are absent).
+    train_s, eval_s:
+        Wall seconds of training and of the evaluations (sampling, classifiers) in this
+        process (after a resume, of the resumed part only).
+    resumed_at:
+        The iteration a checkpoint was resumed from (0: none).
     """
 
     curve: pd.DataFrame
