@@ -151,6 +151,51 @@ def reference_scores(data: TabularData, split_seed: object, *, real_rows: int | 
     return evaluator.auc(train, child(split_seed, "classifiers", "real"))
 
 
+class _Evaluation:
+    """The callback of a stacked run: scores every live member at the wanted points and, with
+    a checkpoint, saves the rows and then the training state."""
+
+    def __init__(self, data: TabularData, members: Sequence[Member], evaluator, points,
+                 wanted: set[int], n_rows: int, rows: list[dict], state: Path | None) -> None:
+        self.data, self.members, self.evaluator = data, members, evaluator
+        self.points, self.wanted, self.n_rows, self.rows = points, wanted, n_rows, rows
+        self.state = state
+        self.rows_file = None if state is None else _rows_file(state)
+        workers = min(thread_budget(), len(members))
+        self.pool = ThreadPoolExecutor(workers) if workers > 1 else None
+        self.spent = 0.0
+
+    def __call__(self, model: StackedTabularPTGAN, iteration: int) -> None:
+        start = time.perf_counter()
+        k = self.points.index(iteration) + 1
+        if k in self.wanted:
+            x = model.sample_encoded(self.n_rows, [child(m.seed, "eval", k)
+                                                   for m in self.members])
+            live = [j for j in range(len(self.members)) if j not in model.trainer_.diverged_]
+
+            def score(j: int) -> list[dict]:
+                m, synth = self.members[j], model.encoder_.inverse_transform(x[j])
+                single = bool(synth[self.data.target].nunique() < 2)
+                aucs = self.evaluator.auc(synth, child(m.seed, "classifiers", k))
+                return [dict(label=m.label, rep=m.rep, point=k, iteration=iteration,
+                             classifier=c, auc=a, single_class=single) for c, a in aucs.items()]
+
+            for part in (self.pool.map(score, live) if self.pool else map(score, live)):
+                self.rows.extend(part)
+        if self.state is not None:  # the rows first: a checkpoint never runs ahead of them
+            atomic_write_json(self.rows_file, {"iteration": iteration, "rows": self.rows})
+            model.trainer_.save_checkpoint()
+        self.spent += time.perf_counter() - start
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+
+def _rows_file(state: Path) -> Path:
+    return state.with_name(state.name + ".rows.json")
+
+
 def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Sequence[Member],
                    *, split_seed: object, n_iter: int, n_eval: int, eval_points: str = "all",
                    n_rows: int = 1_000, device: str = "cpu", progress: bool = False,
@@ -162,38 +207,13 @@ def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Se
     if not members:
         raise InvalidInputError("a stacked run needs at least one member")
     train, test = tabular_split(data, split_seed)
-    evaluator = DownstreamEvaluator(train, test, data.target, data.discrete_columns)
     points = evaluation_points(n_iter, n_eval)
-    wanted = set(range(1, n_eval + 1)) if eval_points == "all" else set(counted_points(n_eval))
     state = None if checkpoint is None else Path(checkpoint)
-    rows_file = None if state is None else state.with_name(state.name + ".rows.json")
-    rows, resumed_at = ([], 0) if state is None else _resume_rows(state, rows_file)
-    spent = 0.0
-    workers = min(thread_budget(), len(members))
-    pool = ThreadPoolExecutor(workers) if workers > 1 else None
-
-    def evaluate(model: StackedTabularPTGAN, iteration: int) -> None:
-        nonlocal spent
-        start = time.perf_counter()
-        k = points.index(iteration) + 1
-        if k in wanted:
-            x = model.sample_encoded(n_rows, [child(m.seed, "eval", k) for m in members])
-            live = [j for j in range(len(members)) if j not in model.trainer_.diverged_]
-
-            def score(j: int) -> list[dict]:
-                m, synth = members[j], model.encoder_.inverse_transform(x[j])
-                single = bool(synth[data.target].nunique() < 2)
-                aucs = evaluator.auc(synth, child(m.seed, "classifiers", k))
-                return [dict(label=m.label, rep=m.rep, point=k, iteration=iteration,
-                             classifier=c, auc=a, single_class=single) for c, a in aucs.items()]
-
-            for part in (pool.map(score, live) if pool else map(score, live)):
-                rows.extend(part)
-        if state is not None:  # the rows first: a checkpoint never runs ahead of them
-            atomic_write_json(rows_file, {"iteration": iteration, "rows": rows})
-            model.trainer_.save_checkpoint()
-        spent += time.perf_counter() - start
-
+    rows, resumed_at = ([], 0) if state is None else _resume_rows(state, _rows_file(state))
+    evaluate = _Evaluation(
+        data, members, DownstreamEvaluator(train, test, data.target, data.discrete_columns),
+        points, set(range(1, n_eval + 1)) if eval_points == "all" else set(counted_points(n_eval)),
+        n_rows, rows, state)
     model = StackedTabularPTGAN(
         method, discrepancy, seeds=[child(m.seed, "gan", m.label) for m in members],
         discrete_columns=data.discrete_columns, n_iter=n_iter,
@@ -203,13 +223,12 @@ def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Se
     try:
         model.fit(train, callback=evaluate, callback_at=points)
     finally:
-        if pool is not None:
-            pool.shutdown()
+        evaluate.close()
     total = time.perf_counter() - t0
     curve = pd.DataFrame(rows, columns=["label", "rep", "point", "iteration", "classifier",
                                         "auc", "single_class"])
     if state is not None:
-        for f in (state, rows_file):
+        for f in (state, _rows_file(state)):
             f.unlink(missing_ok=True)
-    return StackedCurves(curve, model.diverged_, train_s=total - spent, eval_s=spent,
-                         resumed_at=resumed_at)
+    return StackedCurves(curve, model.diverged_, train_s=total - evaluate.spent,
+                         eval_s=evaluate.spent, resumed_at=resumed_at)
