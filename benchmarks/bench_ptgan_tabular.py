@@ -20,7 +20,7 @@ In one run, on Adult's real encoding (Table 9 networks with the Gumbel-softmax h
 
 Writes benchmarks/results/ptgan_tabular.json atomically.
 
-    python benchmarks/bench_ptgan_tabular.py [--rounds 4] [--iters 20]
+    python benchmarks/bench_ptgan_tabular.py [--rounds 3] [--iters 10]
 """
 
 from __future__ import annotations
@@ -143,8 +143,8 @@ def measure_evaluation(data, train, test, repeats: int = 3) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=10)
     args = parser.parse_args()
     data = load_tabular("adult")
     train, test = split_train_test(data.frame, 0)
