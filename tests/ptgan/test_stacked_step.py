@@ -207,3 +207,25 @@ def test_bad_stacked_step_arguments_raise():
         StackedPTGANStep(cfg, sg, StackedCritic.from_critics(cs[:1]))
     with pytest.raises(InvalidInputError, match="StackedGenerator"):
         StackedPTGANStep(cfg, gs[0], sc)
+
+
+def test_stacked_synthesizer_with_one_seed_is_bitwise_tabular_ptgan():
+    import pandas as pd
+
+    from fusionlib.ptgan.tabular import TabularPTGAN
+    from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
+
+    g = np.random.default_rng(4)
+    df = pd.DataFrame({"x": g.normal(size=300), "c": g.choice(["a", "b", "c"], 300),
+                       "y": g.choice(["0", "1"], 300)})
+    for method in ("pt+cp", "mp"):
+        kw = dict(discrete_columns=("c", "y"), n_iter=8, overrides={"batch_size": 32})
+        a = TabularPTGAN(method, seed=5, **kw).fit(df)
+        b = StackedTabularPTGAN(method, seeds=[5], **kw).fit(df)
+        np.testing.assert_array_equal(a.sample_encoded(40, 9), b.sample_encoded(40, [9])[0])
+        assert a.sample(20, 9).equals(b.sample(20, [9])[0])
+    two = StackedTabularPTGAN("mp", seeds=[5, 6], **kw).fit(df)
+    x = two.sample_encoded(40, [9, 9])
+    assert not np.array_equal(x[0], x[1])  # other seed, other repetition
+    with pytest.raises(InvalidInputError, match="one seed per repetition"):
+        two.sample_encoded(5, [1])
