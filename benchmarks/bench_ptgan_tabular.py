@@ -1,17 +1,26 @@
-"""Speed of the S_T protocol on Adult: the Table 9 step (PT+CP against MP) and the evaluation.
+"""Speed of the S_T protocol on Adult: stacked repetitions against separate runs; evaluation.
 
-In one run, on Adult's real encoding (89 columns: Table 9 networks with the Gumbel-softmax head):
+In one run, on Adult's real encoding (Table 9 networks with the Gumbel-softmax head), for PT+CP
+(r = 0.5, lambda = 100, Z^alpha) and MP (lambda_MP = 1), with 1 and with 2 torch threads:
 
-* iterations per second of :class:`~fusionlib.ptgan.tabular.TabularPTGAN` training for PT+CP
-  (r = 0.5, lambda = 100, Z^alpha) and MP (lambda_MP = 1), interleaved in rounds so that load from
-  other processes hits both alike; the PT+CP / MP ratio is the median of per-round ratios;
-* the wall seconds of one evaluation point (1,000 samples, RF + SVM + LR fitted and scored on
-  D_test), and the share of wall time the paper protocol (50 points over 57,000 iterations)
-  would spend evaluating at the measured speeds.
+* one training iteration of R repetitions stacked into one model
+  (:class:`~fusionlib.ptgan.stacked_step.StackedPTGANStep`), R in {1, 2, 5, 10}, against one
+  iteration of one separate run (:class:`~fusionlib.ptgan.tabular_step.TabularPTGANStep`; R
+  separate runs cost R of them). Reported per R: the stacked iteration's time over one separate
+  iteration ("cost of R", target <= 2.5 at R = 10) and the throughput gain R / cost. Every
+  configuration runs ``iters`` iterations per round; rounds are interleaved (order reversed every
+  other round) and the minimum over rounds is kept, wall time and process CPU time alike;
+* the PT+CP / MP speed ratio of one separate run (both penalties differentiate the critic's
+  input gradient a second time);
+* where the time of a stacked R = 10 iteration goes (``torch.profiler``, self CPU time by
+  operation, grouped);
+* one evaluation point of one repetition (1,000 samples, RF + SVM + LR fitted and scored on
+  D_test) and the share of wall time the paper protocol (50 points over 57,000 iterations, 10
+  stacked repetitions) spends evaluating.
 
 Writes benchmarks/results/ptgan_tabular.json atomically.
 
-    python benchmarks/bench_ptgan_tabular.py [--rounds 5] [--iters 100]
+    python benchmarks/bench_ptgan_tabular.py [--rounds 3] [--iters 10]
 """
 
 from __future__ import annotations
@@ -19,74 +28,151 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import time
 from pathlib import Path
 
 import torch
 
+from fusionlib.encoding.tabular import TabularEncoder
+from fusionlib.gan.heads import TabularHead
+from fusionlib.gan.networks import tabular_networks
+from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
+from fusionlib.gan.trainer import Trainer, torch_threads
 from fusionlib.io import atomic_write_json
-from fusionlib.ptgan.tabular import TabularPTGAN
+from fusionlib.ptgan.stacked_step import StackedPTGANStep
+from fusionlib.ptgan.tabular import tabular_config
 from fusionlib.ptgan.tabular_cells import ITERATIONS
 from fusionlib.ptgan.tabular_data import load_tabular
+from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
 from fusionlib.ptgan.utility import DownstreamEvaluator, split_train_test
+from fusionlib.rng import child
 
-METHODS = {"pt+cp": ("pt+cp", {}), "mp": ("mp", {"penalty_weight": 1.0})}
+METHODS = {"pt+cp": None, "mp": {"penalty_weight": 1.0}}
+REPS = (1, 2, 5, 10)
+THREADS = (1, 2)
 OUT = Path(__file__).resolve().parent / "results" / "ptgan_tabular.json"
+GROUPS = {"matmul": ("bmm", "baddbmm", "mm", "addmm"), "adam": ("adam",),
+          "relu": ("clamp_min", "threshold_backward", "relu"),
+          "batch norm": ("batch_norm",), "copies": ("copy_", "cat", "stack", "index")}
 
 
-def measure_steps(rounds: int, iters: int, train) -> dict:
-    data = load_tabular("adult")
-    models = {k: TabularPTGAN(m, discrete_columns=data.discrete_columns, n_iter=1,
-                              overrides=o, seed=0).fit(train) for k, (m, o) in METHODS.items()}
-    per: dict[str, list[float]] = {k: [] for k in METHODS}
-    ratios = []
-    for r in range(rounds):
-        order = list(METHODS) if r % 2 == 0 else list(reversed(METHODS))
-        this = {}
-        for k in order:
-            model = models[k]
-            start = time.perf_counter()
-            model.fit_more(model.trainer_.iteration_ + iters)
-            this[k] = iters / (time.perf_counter() - start)
-            per[k].append(this[k])
-        ratios.append(this["pt+cp"] / this["mp"])
-    return {"iterations_per_s": {k: statistics.median(v) for k, v in per.items()},
-            "pt+cp_over_mp_speed": statistics.median(ratios), "models": models}
+def _trainers(x: torch.Tensor, method: str) -> dict:
+    cfg = tabular_config(method, "nd", METHODS[method])
+    enc = _trainers.encoder  # type: ignore[attr-defined]
+
+    def nets(seed):
+        head = TabularHead(64, enc.spans_, seed=child(seed, "head"))
+        return tabular_networks(x.shape[1], conditional=cfg.conditional, seed=seed, head=head)
+
+    from fusionlib.ptgan.tabular_step import TabularPTGANStep
+
+    out = {"separate": Trainer(TabularPTGANStep(cfg, *nets(0)), seed=0, log_every=0)}
+    for r in REPS:
+        gs, cs = zip(*[nets(s) for s in range(r)], strict=True)
+        step = StackedPTGANStep(cfg, StackedGenerator.from_generators(gs),
+                                StackedCritic.from_critics(cs))
+        out[r] = Trainer(step, seed=list(range(r)), log_every=0)
+    for tr in out.values():
+        tr.fit(x, 3)  # warm-up: allocator, fused kernels
+    return out
 
 
-def measure_evaluation(models: dict, train, test, repeats: int = 3) -> float:
-    data = load_tabular("adult")
+def measure_steps(x: torch.Tensor, rounds: int, iters: int) -> dict:
+    rows = []
+    for method in METHODS:
+        trainers = _trainers(x, method)
+        batches = {k: tr.step.prepare(x, "cpu") for k, tr in trainers.items()}
+        keys = [(k, th) for th in THREADS for k in trainers]
+        best = {key: [float("inf"), float("inf")] for key in keys}
+        for i in range(rounds):
+            for key in keys if i % 2 == 0 else keys[::-1]:
+                tr = trainers[key[0]]
+                with torch_threads(key[1]):
+                    w, c = time.perf_counter(), time.process_time()
+                    for _ in range(iters):
+                        tr._one(batches[key[0]])
+                    best[key][0] = min(best[key][0], (time.perf_counter() - w) / iters)
+                    best[key][1] = min(best[key][1], (time.process_time() - c) / iters)
+        for th in THREADS:
+            sep_w, sep_c = best[("separate", th)]
+            for r in REPS:
+                w, c = best[(r, th)]
+                rows.append(dict(method=method, threads=th, R=r, stacked_ms=1e3 * w,
+                                 separate_ms=1e3 * sep_w, cost_of_R=w / sep_w,
+                                 throughput_gain=r * sep_w / w, cpu_cost_of_R=c / sep_c,
+                                 it_per_s_per_rep=r / w))
+    return {"rows": rows}
+
+
+def profile_r10(x: torch.Tensor) -> dict:
+    from torch.profiler import ProfilerActivity, profile
+
+    out = {}
+    for method in METHODS:
+        tr = _trainers(x, method)[10]
+        batch = tr.step.prepare(x, "cpu")
+        with torch_threads(1), profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(10):
+                tr._one(batch)
+        events = [e for e in prof.key_averages() if e.key.startswith("aten::")
+                  or "fused_adam" in e.key]
+        total = sum(e.self_cpu_time_total for e in events)
+        shares = {g: 0.0 for g in (*GROUPS, "other")}
+        for e in events:
+            name = e.key.split("::")[-1].lower()
+            group = next((g for g, keys in GROUPS.items() if any(k in name for k in keys)),
+                         "other")
+            shares[group] += e.self_cpu_time_total / total
+        top = sorted(events, key=lambda e: -e.self_cpu_time_total)[:8]
+        out[method] = {"shares": shares, "ops_per_iteration": sum(e.count for e in events) / 10,
+                       "top": {e.key: e.self_cpu_time_total / total for e in top}}
+    return out
+
+
+def measure_evaluation(data, train, test, repeats: int = 3) -> float:
+    model = StackedTabularPTGAN("mp", seeds=[0], discrete_columns=data.discrete_columns,
+                                n_iter=20, overrides=METHODS["mp"]).fit(train)
     ev = DownstreamEvaluator(train, test, data.target, data.discrete_columns)
     times = []
     for i in range(repeats):
         start = time.perf_counter()
-        ev.auc(models["mp"].sample(1_000, i), i)
+        ev.auc(model.sample(1_000, [i])[0], i)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=10)
     args = parser.parse_args()
-    torch.set_num_threads(1)
     data = load_tabular("adult")
     train, test = split_train_test(data.frame, 0)
-    steps = measure_steps(args.rounds, args.iters, train)
-    eval_s = measure_evaluation(steps.pop("models"), train, test)
-    share = {}
-    for k, ips in steps["iterations_per_s"].items():
-        train_s = ITERATIONS["adult"] / ips
-        share[k] = 50 * eval_s / (train_s + 50 * eval_s)
-    result = {**steps, "seconds_per_evaluation_point": eval_s,
-              "paper_protocol_evaluation_share": share, "rounds": args.rounds,
+    enc = TabularEncoder(data.discrete_columns).fit(train)
+    _trainers.encoder = enc  # type: ignore[attr-defined]
+    x = torch.as_tensor(enc.transform(train)).float()
+    steps = measure_steps(x, args.rounds, args.iters)
+    sep = {r["method"]: r["separate_ms"] for r in steps["rows"] if r["threads"] == 1}
+    eval_s = measure_evaluation(data, train, test)
+    r10 = {r["method"]: r["stacked_ms"] / 1e3 for r in steps["rows"]
+           if r["threads"] == 1 and r["R"] == 10}
+    share = {m: 10 * 50 * eval_s / (ITERATIONS["adult"] * t + 10 * 50 * eval_s)
+             for m, t in r10.items()}
+    result = {**steps, "pt+cp_over_mp_time": sep["pt+cp"] / sep["mp"],
+              "profile_r10": profile_r10(x), "seconds_per_evaluation_point": eval_s,
+              "paper_protocol_evaluation_share_r10": share, "rounds": args.rounds,
               "iters": args.iters, "machine": platform.platform(), "cpus": os.cpu_count(),
-              "torch": torch.__version__}
+              "load_average": os.getloadavg(), "torch": torch.__version__}
     atomic_write_json(OUT, result)
-    for k, v in result.items():
-        print(f"{k}: {v}")
+    print(f"{'method':6} {'thr':>3} {'R':>3} {'stacked ms':>10} {'separate ms':>11} "
+          f"{'cost of R':>9} {'gain':>5} {'cpu cost':>8}")
+    for r in steps["rows"]:
+        print(f"{r['method']:6} {r['threads']:>3} {r['R']:>3} {r['stacked_ms']:>10.2f} "
+              f"{r['separate_ms']:>11.2f} {r['cost_of_R']:>9.2f} {r['throughput_gain']:>5.2f} "
+              f"{r['cpu_cost_of_R']:>8.2f}")
+    for k in ("pt+cp_over_mp_time", "profile_r10", "seconds_per_evaluation_point",
+              "paper_protocol_evaluation_share_r10", "load_average"):
+        print(f"{k}: {result[k]}")
 
 
 if __name__ == "__main__":

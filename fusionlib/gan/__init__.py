@@ -10,6 +10,8 @@ heads        output heads: linear for continuous spans, Gumbel-softmax per categ
 noise        generator input noise laws
 step         the TrainingStep contract between a method and the trainer
 trainer      the one training loop (optimisers, callbacks, checkpoints, resume, threads, device)
+stacked      R repetitions as one model: batched linear and batch-norm layers, a generator bank
+stacked_networks / stacked_heads  stacked critics, generators and Gumbel-softmax heads
 adversarial  one-critic steps: plain GAN, WGAN-GP, Lipschitz GAN (max penalty)
 diagnostics  per-pair gradient variance of a critic (vmap and closed-form ghost norms)
 
@@ -37,12 +39,15 @@ from fusionlib.gan.penalties import (
     r1_penalty,
     random_interpolates,
 )
+from fusionlib.gan.stacked import GeneratorBank, PenaltyReLU
+from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
 from fusionlib.gan.step import OptimizerSpec, TrainingStep
 from fusionlib.gan.trainer import Trainer
 
 __all__ = [
     "LOSSES", "NOISE_DISTRIBUTIONS", "PENALTIES", "STEP_DEFAULTS", "AdversarialConfig",
-    "AdversarialStep", "CNNCritic", "CNNGenerator", "Critic", "Generator", "OptimizerSpec",
+    "AdversarialStep", "CNNCritic", "CNNGenerator", "Critic", "Generator", "GeneratorBank",
+    "OptimizerSpec", "PenaltyReLU", "StackedCritic", "StackedGenerator",
     "TabularHead", "Trainer", "TrainingStep", "adversarial_config", "base_noise", "cnn_networks",
     "layer_table", "coherency_penalty", "critic_loss", "eval_mode", "generator_loss",
     "gradient_penalty", "input_gradient", "max_penalty", "r1_penalty", "random_interpolates",

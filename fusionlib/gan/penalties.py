@@ -11,6 +11,10 @@
  cp         mean_i (grad_q D(q~_i, t(a~_i)) . (q1_i - q2_i))^2     PTGAN eq. (8) / Algorithm 3
  =========  ===================================================  ===============================
 
+Points have shape (n, d), or (R, n, d) for R stacked repetitions (:mod:`fusionlib.gan.stacked`):
+every reduction runs over the rows of the last-but-one dimension, so stacked points give one
+penalty per repetition, shape (R,).
+
 Gradients are taken with ``create_graph=True`` so the penalty can be back-propagated into the
 critic's parameters (a double-backward pass). :func:`coherency_penalty` also offers a
 forward-mode variant (``mode="jvp"``) that computes the directional derivative directly.
@@ -48,10 +52,11 @@ def _call(critic: CriticFn, x: torch.Tensor, t: torch.Tensor | None) -> torch.Te
 
 def input_gradient(critic: CriticFn, x: torch.Tensor,
                    t: torch.Tensor | None = None) -> torch.Tensor:
-    """``grad_x D(x_i[, t_i])`` for every row, shape (n, d), differentiable (create_graph).
+    """``grad_x D(x_i[, t_i])`` for every row, shape (n, d) (or (R, n, d)), differentiable
+    (create_graph).
 
     Rows are treated independently (the sum of scores is differentiated), which is exact for
-    critics without cross-row operations (no batch norm in the critic).
+    critics without cross-row operations (no batch norm in the critic); so are repetitions.
     """
     x = x.detach().requires_grad_(True)
     score = _call(critic, x, t)
@@ -61,21 +66,22 @@ def input_gradient(critic: CriticFn, x: torch.Tensor,
 
 def random_interpolates(real: torch.Tensor, fake: torch.Tensor,
                         generator: torch.Generator) -> torch.Tensor:
-    """``eps_i real_i + (1 - eps_i) fake_i`` with ``eps_i ~ U(0, 1)``, shape (n, d)."""
+    """``eps_i real_i + (1 - eps_i) fake_i`` with ``eps_i ~ U(0, 1)``, shape (n, d) (or
+    (..., n, d): one ``eps`` per row, all drawn from ``generator``)."""
     if real.shape != fake.shape:
         raise InvalidInputError(f"real {tuple(real.shape)} and fake {tuple(fake.shape)} differ")
-    eps = torch.rand(real.shape[0], 1, generator=generator, device=real.device)
+    eps = torch.rand(*real.shape[:-1], 1, generator=generator, device=real.device)
     return torch.lerp(fake.detach(), real.detach(), eps)
 
 
 def _sq_norm(grad: torch.Tensor) -> torch.Tensor:
-    return grad.pow(2).sum(dim=1)
+    return grad.pow(2).sum(dim=-1)
 
 
 def max_penalty(critic: CriticFn, points: torch.Tensor,
                 t: torch.Tensor | None = None) -> torch.Tensor:
     """Lipschitz-GAN max penalty ``max_i ||grad D(points_i)||^2`` (no target of 1)."""
-    return _sq_norm(input_gradient(critic, points, t)).max()
+    return _sq_norm(input_gradient(critic, points, t)).amax(dim=-1)
 
 
 def gradient_penalty(critic: CriticFn, points: torch.Tensor,
@@ -83,13 +89,13 @@ def gradient_penalty(critic: CriticFn, points: torch.Tensor,
     """WGAN-GP two-sided penalty ``mean_i (||grad D(points_i)|| - 1)^2``."""
     # the 1e-12 keeps the square root differentiable at a zero gradient
     norm = (_sq_norm(input_gradient(critic, points, t)) + 1e-12).sqrt()
-    return (norm - 1.0).pow(2).mean()
+    return (norm - 1.0).pow(2).mean(dim=-1)
 
 
 def r1_penalty(critic: CriticFn, real: torch.Tensor,
                t: torch.Tensor | None = None) -> torch.Tensor:
     """Mescheder et al. (2018) R1: ``mean_i ||grad D(real_i)||^2`` (times gamma/2 by the caller)."""
-    return _sq_norm(input_gradient(critic, real, t)).mean()
+    return _sq_norm(input_gradient(critic, real, t)).mean(dim=-1)
 
 
 def coherency_penalty(critic: CriticFn, q_tilde: torch.Tensor, direction: torch.Tensor,
@@ -123,5 +129,5 @@ def coherency_penalty(critic: CriticFn, q_tilde: torch.Tensor, direction: torch.
             out = _call(critic, fwad.make_dual(q_tilde.detach(), direction), t)
             deriv = fwad.unpack_dual(out).tangent
     else:
-        deriv = (input_gradient(critic, q_tilde, t) * direction).sum(dim=1)
-    return deriv.pow(2).mean()
+        deriv = (input_gradient(critic, q_tilde, t) * direction).sum(dim=-1)
+    return deriv.pow(2).mean(dim=-1)

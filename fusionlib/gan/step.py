@@ -13,7 +13,11 @@ threads, the device, and the check for non-finite losses. A method supplies a st
 
 PTGAN's Algorithm 3 (:mod:`fusionlib.ptgan.step`), the plain GAN / WGAN-GP / Lipschitz-GAN steps
 (:mod:`fusionlib.gan.adversarial`) and FusionGAN's K-critic step (:mod:`fusionlib.fusion.step`)
-are such steps.
+are such steps. A *stacked* step trains R repetitions as one model
+(:mod:`fusionlib.gan.stacked`): it has an attribute ``n_reps``, receives a
+:class:`~fusionlib.gan.stacked.GeneratorBank` (one generator per repetition) instead of one
+generator, and returns losses of shape (R,)
+(:class:`fusionlib.ptgan.stacked_step.StackedPTGANStep`).
 """
 
 from __future__ import annotations

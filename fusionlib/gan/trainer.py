@@ -7,6 +7,12 @@ supplies its step.
 Determinism: every random draw of training comes from one :class:`torch.Generator` on the stream
 ``rng.torch_generator(seed, "train")``; its state is checkpointed with the modules and optimisers,
 so on CPU a resumed run is bitwise identical to an uninterrupted one.
+
+Stacked steps (R repetitions as one model, :mod:`fusionlib.gan.stacked`; they have ``n_reps``)
+get a :class:`~fusionlib.gan.stacked.GeneratorBank`: repetition r draws from
+``rng.torch_generator(seed[r], "train")`` (one seed gives ``child(seed, "rep", r)``). Their
+losses have shape (R,): a repetition whose loss turns non-finite is recorded in ``diverged_``
+(index: iteration) and the others train on; training stops only when every one has diverged.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from fusionlib.checks import (
     memory_error_as_input_error,
 )
 from fusionlib.errors import InvalidInputError, NotFittedError, TrainingDivergedError
+from fusionlib.gan.stacked import GeneratorBank
 from fusionlib.gan.step import Batch, TrainingStep
 from fusionlib.io import atomic_write
 
@@ -66,7 +73,14 @@ def _fingerprint(data: Batch) -> str:
 
 
 def _plain(seed: object) -> object:
+    if isinstance(seed, list):
+        return [_plain(s) for s in seed]
     return list(seed) if isinstance(seed, tuple) else seed
+
+
+def _reps(step: TrainingStep) -> int | None:
+    """The number of repetitions of a stacked step, None for an unstacked one."""
+    return getattr(step, "n_reps", None)
 
 
 class Trainer:
@@ -77,7 +91,9 @@ class Trainer:
     step:
         The method (its modules, one iteration, sampling).
     seed:
-        Root of every random draw in training (an int, or a tuple from :func:`fusionlib.rng.child`).
+        Root of every random draw in training (an int, or a tuple from :func:`fusionlib.rng.child`);
+        for a stacked step, the list of its R repetitions' seeds (or one seed, whose children
+        ``(seed, "rep", r)`` are used).
     device:
         Torch device string; bitwise reproducibility is guaranteed on CPU only.
     n_threads:
@@ -105,8 +121,17 @@ class Trainer:
         if not isinstance(self.step, TrainingStep):
             raise InvalidInputError(
                 f"step must be a TrainingStep, got {type(self.step).__name__}")
-        rng_mod.child(self.seed)  # validates the seed
         check_device("device", self.device)
+        reps = _reps(self.step)
+        if isinstance(self.seed, list):
+            if reps is None or len(self.seed) != reps:
+                raise InvalidInputError(
+                    f"a list of {len(self.seed)} seeds needs a stacked step of as many "
+                    f"repetitions (this step has {reps or 'none'}); pass one seed otherwise")
+            for s in self.seed:
+                rng_mod.child(s)  # validates each seed
+        else:
+            rng_mod.child(self.seed)  # validates the seed
         check_nonneg_int("checkpoint_every", self.checkpoint_every)
         check_nonneg_int("log_every", self.log_every)
         if self.checkpoint_every and self.checkpoint_path is None:
@@ -120,9 +145,18 @@ class Trainer:
         for m in modules.values():
             m.to(self.device).train()
         self.optimizers_ = {k: spec.build(modules) for k, spec in self.step.optimizers().items()}
-        self.rng_ = rng_mod.torch_generator(self.seed, "train", device=self.device)
-        self.iteration_, self.history_ = 0, []
+        self.rng_ = self._stream(self.seed, "train")
+        self.iteration_, self.history_, self.diverged_ = 0, [], {}
         self._data_sha = _fingerprint(data)
+
+    def _stream(self, seed: object, key: str) -> torch.Generator | GeneratorBank:
+        """The generator on ``(seed, key)``; a bank of one per repetition for a stacked step."""
+        reps = _reps(self.step)
+        if reps is None:
+            return rng_mod.torch_generator(seed, key, device=self.device)
+        seeds = seed if isinstance(seed, list) else [rng_mod.child(seed, "rep", r)
+                                                     for r in range(reps)]
+        return GeneratorBank.from_seeds(seeds, key, device=self.device)
 
     def _signature(self) -> dict:
         return {"format": _FORMAT, "step": type(self.step).__name__,
@@ -175,18 +209,39 @@ class Trainer:
 
     def _one(self, batch: Batch) -> None:
         losses = self.step.iteration(batch, self.rng_, self.optimizers_)
-        values = {k: float(v) for k, v in losses.items()}
-        bad = sorted(k for k, v in values.items() if not math.isfinite(v))
-        if bad:
-            kept = (f"the last checkpoint ({self.checkpoint_path}) is kept"
-                    if self.checkpoint_path is not None else "no checkpoint was written")
-            raise TrainingDivergedError(
-                f"non-finite loss {bad} = {[values[k] for k in bad]} at iteration "
-                f"{self.iteration_ + 1}; training stopped and {kept}. Lower the learning rate, "
-                "check the data scale, or raise the penalty weight")
+        if _reps(self.step) is not None:
+            values = self._check_reps(losses)
+        else:
+            values = {k: float(v) for k, v in losses.items()}
+            bad = sorted(k for k, v in values.items() if not math.isfinite(v))
+            if bad:
+                raise TrainingDivergedError(
+                    f"non-finite loss {bad} = {[values[k] for k in bad]} at iteration "
+                    f"{self.iteration_ + 1}; training stopped and {self._kept()}. Lower the "
+                    "learning rate, check the data scale, or raise the penalty weight")
         self.iteration_ += 1
         if self.log_every and self.iteration_ % self.log_every == 0:
             self.history_.append({"iteration": self.iteration_, **values})
+
+    def _kept(self) -> str:
+        return (f"the last checkpoint ({self.checkpoint_path}) is kept"
+                if self.checkpoint_path is not None else "no checkpoint was written")
+
+    def _check_reps(self, losses: dict[str, torch.Tensor]) -> dict[str, list[float]]:
+        """Per-repetition losses as lists; record repetitions that turned non-finite."""
+        names = list(losses)
+        table = torch.stack([losses[k].detach().reshape(-1) for k in names]).cpu()
+        finite = torch.isfinite(table).all(dim=0).tolist()
+        for r, ok in enumerate(finite):
+            if not ok and r not in self.diverged_:
+                self.diverged_[r] = self.iteration_ + 1
+        if len(self.diverged_) == len(finite):
+            raise TrainingDivergedError(
+                f"every repetition has a non-finite loss (first iterations "
+                f"{dict(sorted(self.diverged_.items()))}); training stopped at iteration "
+                f"{self.iteration_ + 1} and {self._kept()}. Lower the learning rate, check the "
+                "data scale, or raise the penalty weight")
+        return dict(zip(names, table.tolist(), strict=True))
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
@@ -198,7 +253,7 @@ class Trainer:
         state = {**self._signature(), "iteration": self.iteration_, "history": self.history_,
                  "modules": {k: m.state_dict() for k, m in self.step.modules().items()},
                  "optimizers": {k: o.state_dict() for k, o in self.optimizers_.items()},
-                 "rng_state": self.rng_.get_state()}
+                 "rng_state": self.rng_.get_state(), "diverged": dict(self.diverged_)}
         return atomic_write(self.checkpoint_path, lambda p: torch.save(state, p))
 
     def _load(self) -> dict:
@@ -239,17 +294,19 @@ class Trainer:
             o.load_state_dict(state["optimizers"][k])
         self.rng_.set_state(state["rng_state"].cpu())  # generator states are CPU byte tensors
         self.iteration_, self.history_ = int(state["iteration"]), list(state["history"])
+        self.diverged_ = {int(k): int(v) for k, v in state.get("diverged", {}).items()}
 
     # ------------------------------------------------------------------ sampling
     def sample(self, n: int, *, seed: object = 0, **options: object) -> torch.Tensor:
         """Draw ``n`` samples on CPU on the stream ``(seed, "sample")``.
 
         Sampling has its own generator, so it never changes the training state; ``options``
-        go to the step's ``sample`` (e.g. ``alpha`` for PTGAN).
+        go to the step's ``sample`` (e.g. ``alpha`` for PTGAN). A stacked step samples every
+        repetition, shape (R, n, ...), repetition r on ``(seed[r], "sample")`` for a list of
+        seeds (else on ``(seed, "rep", r, "sample")``).
         """
         if not hasattr(self, "iteration_"):
             raise NotFittedError("call fit(data, n_iter) before sample()")
         check_positive_int("n", n)
-        g = rng_mod.torch_generator(seed, "sample", device=self.device)
         with memory_error_as_input_error(f"sampling n={n:,} rows"):
-            return self.step.sample(n, g, **options).cpu()
+            return self.step.sample(n, self._stream(seed, "sample"), **options).cpu()

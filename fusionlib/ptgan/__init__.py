@@ -13,10 +13,14 @@ variance_linear    Proposition 5 (gradient variance of a linear critic)
 variance_collapse  the collapsed-generator toy of Figures 2 and 4
 variance_training  gradient variance during training and under injected noise (Figures 4, 8)
 tabular            the tabular PTGAN synthesizer of Table 9 (``TabularPTGAN``), its step and data
+stacked_step       Algorithm 3 for R repetitions trained as one stacked model
+tabular_stacked    R repetitions of ``TabularPTGAN`` as one model (``StackedTabularPTGAN``)
+tabular_runs       the S_T protocol's runs: S_train per split, stacked curves
 utility            the S_T protocol of section 5.1 (Tables 3, 10, 11)
 fair               Algorithm 2 (FairPTGAN's group-mixed minibatches)
 fair_baselines     FairWGANGP's fairness penalty and value-space geometric repair
 fair_eval          AUC / SP of downstream classifiers, Pareto fronts, Tables 4 and 12 statistic
+fair_report        what the fair chapter compares (reductions, bootstrap over runs, margins)
 images             the image runs of Tables 1, 7, 8 and Figures 5, 6 (Table 5 networks)
 image_panels       the sample panels of Figures 12-17 and their diversity
 theory_*           Section 2-4's statements checked on instances: networks as the theory sees them
@@ -39,8 +43,10 @@ from fusionlib.ptgan.objectives import (
     draw_step_inputs,
     generator_objective,
 )
+from fusionlib.ptgan.stacked_step import StackedPTGANStep
 from fusionlib.ptgan.step import PTGANStep, ptgan_trainer
 from fusionlib.ptgan.tabular import DISCREPANCIES, TabularPTGAN, tabular_config
+from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
 from fusionlib.ptgan.tempering import (
     TemperedBatch,
     interpolate,
@@ -53,7 +59,7 @@ from fusionlib.ptgan.tempering import (
 
 __all__ = [
     "DISCREPANCIES", "FAIR_R", "FairnessPenalty", "GroupMixing", "ImagePTGANStep",
-    "ImageRunConfig", "train_image_run", "TabularPTGAN",
+    "ImageRunConfig", "train_image_run", "StackedPTGANStep", "StackedTabularPTGAN", "TabularPTGAN",
     "geometric_repair", "group_mixed_minibatch", "tabular_config",
     "DEFAULTS", "METHODS", "TABULAR_R", "GANConfig", "PTGANStep", "StepInputs",
     "TemperedBatch", "critic_objective", "default_config", "draw_step_inputs",

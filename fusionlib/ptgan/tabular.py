@@ -31,8 +31,11 @@ from fusionlib.rng import child, torch_generator
 
 __all__ = ["DISCREPANCIES", "TabularPTGAN", "tabular_config"]
 
-#: the discrepancies of Tables 3 and 10 and the loss each names (fusionlib.gan.losses)
-DISCREPANCIES: dict[str, str] = {"nd": "wasserstein", "jsd": "js", "pd": "pearson"}
+#: the discrepancies of Tables 3 and 10 and the loss each names (fusionlib.gan.losses); PD is the
+#: critic objective the paper prints (labels 0 and 1, "pearson01"), "pd-mao" Mao et al.'s
+#: Pearson chi-square labels (-1, 1, 0)
+DISCREPANCIES: dict[str, str] = {"nd": "wasserstein", "jsd": "js", "pd": "pearson01",
+                                 "pd-mao": "pearson"}
 
 Builder = Callable[..., object]
 

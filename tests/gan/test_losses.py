@@ -60,6 +60,16 @@ def test_soft_label_bce_at_half_label():
                  critic_loss(torch.tensor([0.7]), torch.tensor([-1e9]), "js"))
 
 
+def test_pearson_with_the_papers_labels_on_known_scores():
+    real, fake = torch.tensor([1.0, 3.0]), torch.tensor([0.0, 2.0])
+    # critic: 0.5 mean((1-1)^2, (3-1)^2) + 0.5 mean(0^2, 2^2) = 0.5 * 2 + 0.5 * 2 = 2
+    assert critic_loss(real, fake, "pearson01").item() == pytest.approx(2.0)
+    # generator: 0.5 mean((0-1)^2, (2-1)^2) = 0.5
+    assert generator_loss(fake, "pearson01").item() == pytest.approx(0.5)
+    # the critic's optimum puts D = 1 on real and D = 0 on generated rows
+    assert critic_loss(torch.ones(3), torch.zeros(3), "pearson01").item() == 0.0
+
+
 def test_unknown_loss_name_lists_allowed_names():
     with pytest.raises(InvalidInputError, match="wasserstein.*js.*pearson"):
         critic_loss(REAL, FAKE, "hinge")
@@ -67,9 +77,20 @@ def test_unknown_loss_name_lists_allowed_names():
         generator_loss(FAKE, "kl")
 
 
-def test_two_dimensional_scores_raise():
+def test_unsqueezed_or_mismatched_scores_raise():
     with pytest.raises(InvalidInputError, match="squeeze"):
         critic_loss(REAL[:, None], FAKE, "wasserstein")
+    with pytest.raises(InvalidInputError, match="squeeze"):
+        generator_loss(FAKE[:, None], "wasserstein")
+    with pytest.raises(InvalidInputError, match="leading"):
+        critic_loss(torch.stack([REAL, REAL]), FAKE, "js")
+
+
+def test_stacked_scores_give_one_loss_per_repetition():
+    both = critic_loss(torch.stack([REAL, 2 * REAL]), torch.stack([FAKE, FAKE]), "wasserstein")
+    assert both.shape == (2,)
+    assert both[0] == critic_loss(REAL, FAKE, "wasserstein")
+    assert both[1] == critic_loss(2 * REAL, FAKE, "wasserstein")
 
 
 def test_soft_labels_outside_unit_interval_raise():

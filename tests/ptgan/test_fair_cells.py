@@ -42,14 +42,23 @@ def test_run_fair_is_deterministic_and_scores_every_set():
     kw = dict(seed=3, n_iter=3, n_sets=5, n_rows=150, n_test=400)
     a, timing = run_fair("fairptgan", table, **kw)
     b, _ = run_fair("fairptgan", table, **kw)
-    assert set(a["method"]) == {"FairPTGAN", "GeoRepair", "Real data"}
-    assert len(a) == (2 * 5 + 1) * 3  # (FairPTGAN + GeoRepair sets + real rows) x classifiers
+    assert set(a["method"]) == {"FairPTGAN", "GeoRepair", "GeoRepair (train only)", "Real data"}
+    # (FairPTGAN + GeoRepair + GeoRepair train-only sets + real rows) x classifiers
+    assert len(a) == (3 * 5 + 1) * 3
     np.testing.assert_allclose(a["auc"], b["auc"])
     np.testing.assert_allclose(a["sp"], b["sp"])
     np.testing.assert_allclose(sorted(set(a.loc[a["method"] == "GeoRepair", "level"])),
                                [0, 0.25, 0.5, 0.75, 1])
     assert a["auc"].between(0, 1).all() and a["sp"].between(0, 1).all()
     assert timing["n_test"] == 400
+    # at lambda_p = 0 both GeoRepair variants are the identity: the same scores
+    geo = a[a["method"].str.startswith("GeoRepair") & (a["level"] == 0)]
+    both = geo.pivot_table(index=["set", "classifier"], columns="method", values="sp")
+    np.testing.assert_allclose(both["GeoRepair"], both["GeoRepair (train only)"])
+    # at lambda_p = 1 the repaired test covariates differ, and so do the scores
+    full = a[a["method"].str.startswith("GeoRepair") & (a["level"] == 1)]
+    auc = full.pivot_table(index=["set", "classifier"], columns="method", values="auc")
+    assert not np.allclose(auc["GeoRepair"], auc["GeoRepair (train only)"])
     c, _ = run_fair("fairptgan", table, **{**kw, "seed": 4})
     assert not np.allclose(a["sp"], c["sp"])
 

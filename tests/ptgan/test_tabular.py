@@ -35,8 +35,10 @@ def test_tabular_config_uses_table9_latent_and_r_half():
     cfg = tabular_config("pt+cp", "jsd")
     assert (cfg.latent_dim, cfg.r, cfg.loss, cfg.penalty_weight) == (16, 0.5, "js", 100.0)
     mp = tabular_config("mp", "pd", {"penalty_weight": 10.0})
-    assert (mp.r, mp.loss, mp.penalty_weight, mp.conditional) == (1.0, "pearson", 10.0, False)
-    assert set(DISCREPANCIES) == {"nd", "jsd", "pd"}
+    # PD: the critic objective the paper prints (labels 0/1); Mao et al.'s labels stay available
+    assert (mp.r, mp.loss, mp.penalty_weight, mp.conditional) == (1.0, "pearson01", 10.0, False)
+    assert tabular_config("mp", "pd-mao").loss == "pearson"
+    assert set(DISCREPANCIES) == {"nd", "jsd", "pd", "pd-mao"}
 
 
 def test_samples_decode_to_the_table_schema():

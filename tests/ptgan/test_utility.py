@@ -85,3 +85,27 @@ def test_evaluator_rejects_bad_labels_and_classifiers():
         DownstreamEvaluator(train, test, "label", ("c",))
     with pytest.raises(InvalidInputError):
         make_classifier("xgb", 0)
+
+
+def test_s_t_from_the_counted_points_only_equals_the_full_curve():
+    curve = [0.5, 0.6, 0.7, 0.8, 0.85]
+    # K = 5: the points 4 and 5 enter; with only them given the normaliser still comes from K
+    assert s_t_score(0.9, curve[3:], k=5) == s_t_score(0.9, curve)
+    with pytest.raises(InvalidInputError, match="last 2"):
+        s_t_score(0.9, curve[2:], k=5)
+
+
+def test_svc_decision_by_blas_equals_libsvm():
+    from sklearn.svm import SVC
+
+    from fusionlib.ptgan.utility import svc_decision
+
+    g = np.random.default_rng(3)
+    x = g.normal(size=(300, 6))
+    y = (x[:, 0] + 0.5 * x[:, 1] ** 2 + 0.3 * g.normal(size=300) > 0.4).astype(int)
+    model = SVC(random_state=0).fit(x, y)
+    test = g.normal(size=(200, 6))
+    np.testing.assert_allclose(svc_decision(model, test), model.decision_function(test),
+                               rtol=1e-10, atol=1e-10)
+    linear = SVC(kernel="linear").fit(x, y)  # other kernels fall back to libsvm
+    np.testing.assert_array_equal(svc_decision(linear, test), linear.decision_function(test))
