@@ -7,8 +7,8 @@ Layout (format 2), one compact JSON object with sorted keys::
     {"format": 2,
      "result": {"cell", "scale", "code_key", "provisional", "meta", "rows", "figures"},
      "result_sha256": "<sha256 of the canonical JSON of result>",
-     "run": {"seconds", "written_utc", "machine", "device", "commit", "versions",
-             "timing": {"columns", "rows", "figures"}},
+     "run": {"seconds", "written_utc", "machine", "platform", "device", "commit", "versions",
+             "slurm_job_id", "timing": {"columns", "rows", "figures"}},
      "run_sha256": "<sha256 of the canonical JSON of run>"}
 
 ``result`` is what the cell computed and nothing else: two runs of one cell on one kind of
@@ -130,7 +130,8 @@ def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str
         "written_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "machine": this_machine(), "platform": platform.platform(),
         "device": shard_device(meta), "commit": git_commit(), "versions": package_versions(),
-        "timing": timing})
+        # the batch job that computed it, under Slurm (None elsewhere)
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"), "timing": timing})
     obj = {"format": SHARD_FORMAT, "result": result, "result_sha256": sha256_of(result),
            "run": run, "run_sha256": sha256_of(run)}
     return atomic_write_text(path, canonical_bytes(obj).decode("ascii") + "\n")
