@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import gzip
 import hashlib
 import io
 import json
@@ -170,11 +171,23 @@ def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | N
 
 
 # ----------------------------------------------------------------------------- import
+def _check_gzip(bundle: Path) -> None:
+    """Read a gzip archive to its end, so that its CRC is checked (tarfile stops at the tar
+    end blocks, before the gzip trailer, and would read a damaged stream without a word)."""
+    with open(bundle, "rb") as f:
+        if f.read(2) != b"\x1f\x8b":
+            return
+    with gzip.open(bundle, "rb") as g:
+        while g.read(1 << 20):
+            pass
+
+
 def _read_archive(bundle: Path) -> tuple[dict[str, Any], dict[str, bytes], list[tuple[str, str]]]:
     """(manifest, member name -> bytes, refused members) of ``bundle``; an unreadable archive or
     manifest is an :class:`InvalidInputError` (nothing is installed)."""
     refused, files = [], {}
     try:
+        _check_gzip(bundle)
         with tarfile.open(bundle, "r:*") as tar:
             for info in tar:
                 if not info.isfile():

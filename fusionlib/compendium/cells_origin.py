@@ -96,18 +96,19 @@ def bundle_origin(experiment: str, scale: str, *, seed: int = 0,
 
 
 def origin_text(info: dict[str, Any]) -> str:
-    """One line for a page from :func:`bundle_origin`'s result, e.g. ``"6 of 6 cells computed
-    on this machine (cpu: x86_64), 2025-11-25"``."""
+    """One line for a page from :func:`bundle_origin`'s result, e.g. ``"6 of 6 cells: 6
+    computed on this machine (cpu: x86_64), 2025-11-25"`` or ``"60 of 60 cells: 60 from bundle
+    b.tar.gz, computed on runner-3 (cuda: NVIDIA H100), 2025-11-20 to 2025-11-21"``."""
     head = f"{info['present']} of {info['cells']} cells"
     if not info["sources"]:
         return f"{head}: none computed yet"
     parts = []
     for s in info["sources"]:
         when = s["first"] if s["first"] == s["last"] else f"{s['first']} to {s['last']}"
-        where = ("on this machine" if s["origin"] == "this machine"
-                 else f"on {s['machine']}" if s["origin"].startswith("machine ")
-                 else f"from {s['origin']}, made on {s['machine']}")
-        parts.append(f"{s['cells']} computed {where} ({s['device']}), {when}")
+        where = ("computed on this machine" if s["origin"] == "this machine"
+                 else f"computed on {s['machine']}" if s["origin"].startswith("machine ")
+                 else f"from {s['origin']}, computed on {s['machine']}")
+        parts.append(f"{s['cells']} {where} ({s['device']}), {when}")
     return f"{head}: " + "; ".join(parts)
 
 

@@ -90,6 +90,13 @@ def shard_device(meta: dict | None = None) -> str:
 
 
 def _cpu() -> str:
+    """The processor's model name (Linux: /proc/cpuinfo), else its architecture."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name") and ":" in line:
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
     return platform.processor() or platform.machine() or "unknown"
 
 

@@ -140,7 +140,7 @@ def test_export_import_round_trip_between_two_checkouts(tmp_path, env):
     pd.testing.assert_frame_equal(a, b)
     info = C.bundle_origin("fake_bundle", "smoke", root=there)
     assert info["present"] == 3 and info["sources"][0]["origin"] == "bundle b.tar.gz"
-    assert "from bundle b.tar.gz, made on" in info["text"]
+    assert "from bundle b.tar.gz, computed on" in info["text"]
     assert "on this machine" in C.bundle_origin("fake_bundle", "smoke", root=here)["text"]
 
 
