@@ -94,7 +94,12 @@ from fusionlib.compendium.cells_model import (
     Shard,
     StaleShardWarning,
 )
-from fusionlib.compendium.cells_origin import bundle_origin, origin_text, verify_bundle
+from fusionlib.compendium.cells_origin import (
+    bundle_origin,
+    origin_summary,
+    origin_text,
+    verify_bundle,
+)
 from fusionlib.compendium.cells_registry import (
     ENV_MODULES,
     experiment_modules,
@@ -132,7 +137,7 @@ __all__ = [
     "default_root", "shard_path", "error_path", "code_key", "key_files", "write_shard",
     "load_shard", "results", "run_cell", "cell_status", "notebook_status", "frame_to_json",
     "frame_from_json", "main", "TIMING_FIELDS", "export_bundle", "import_bundle",
-    "verify_bundle", "bundle_origin", "origin_text",
+    "verify_bundle", "bundle_origin", "origin_text", "origin_summary",
 ]
 
 if __name__ == "__main__":

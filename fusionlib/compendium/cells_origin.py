@@ -16,13 +16,14 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from fusionlib.checks import check_positive_int
 from fusionlib.compendium.cells_bundle import LEDGER_DIR
 from fusionlib.compendium.cells_model import CellsFailedError
-from fusionlib.compendium.cells_registry import get_experiment
+from fusionlib.compendium.cells_registry import experiment_names, get_experiment
 from fusionlib.compendium.cells_shardfile import read_shard_file, this_machine
 from fusionlib.compendium.cells_store import (
     REPO,
@@ -36,7 +37,7 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
 __all__ = ["GPU_RTOL", "GPU_ATOL", "installed_from_bundles", "bundle_origin", "origin_text",
-           "verify_bundle"]
+           "origin_summary", "verify_bundle"]
 
 
 def installed_from_bundles(root: str | os.PathLike[str] | None = None
@@ -110,6 +111,26 @@ def origin_text(info: dict[str, Any]) -> str:
                  else f"from {s['origin']}, computed on {s['machine']}")
         parts.append(f"{s['cells']} {where} ({s['device']}), {when}")
     return f"{head}: " + "; ".join(parts)
+
+
+def origin_summary(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | None = None,
+                   experiments: Sequence[str] | None = None) -> str:
+    """One line for a page: where the current shards of every experiment (or of
+    ``experiments``) at ``scale`` came from, e.g. ``"Results: 69 of 69 cells, 69 computed on
+    this machine (cpu: ...), 2025-11-25."`` (:func:`bundle_origin`, summed over experiments)."""
+    total, present, groups = 0, 0, {}
+    for name in experiments or experiment_names():
+        if scale not in get_experiment(name).scales:
+            continue
+        info = bundle_origin(name, scale, seed=seed, root=root)
+        total, present = total + info["cells"], present + info["present"]
+        for src in info["sources"]:
+            key = (src["origin"], src["machine"], src["device"])
+            got = groups.setdefault(key, {**src, "cells": 0})
+            got.update(cells=got["cells"] + src["cells"], first=min(got["first"], src["first"]),
+                       last=max(got["last"], src["last"]))
+    text = origin_text({"cells": total, "present": present, "sources": list(groups.values())})
+    return f"Results at scale {scale}: {text}."
 
 
 # ----------------------------------------------------------------------------- verify
