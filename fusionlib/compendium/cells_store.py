@@ -45,9 +45,15 @@ ERROR_SUFFIX = ".error.txt"
 
 
 def default_root() -> Path:
-    """``$FUSIONLIB_CELLS`` if set, else ``<repo>/results/cells``."""
+    """``$FUSIONLIB_CELLS`` if set, else ``results/cells`` in the repository checkout when
+    fusionlib is used from one, else ``results/cells`` in the current folder (an installed
+    package: never inside site-packages)."""
     env = os.environ.get(ENV_ROOT)
-    return Path(env) if env else REPO / "results" / "cells"
+    if env:
+        return Path(env)
+    if (REPO / "pyproject.toml").is_file() and (REPO / "fusionlib").is_dir():
+        return REPO / "results" / "cells"
+    return Path.cwd() / "results" / "cells"
 
 
 def _root(root: str | os.PathLike[str] | None) -> Path:
