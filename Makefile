@@ -37,7 +37,7 @@ MATHJAX_DIR := .cache/mathjax
 MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
 .PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells claim stability \
-	export-results import-results verify-results test-slurm
+	export-results import-results verify-results test-workflow
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -153,18 +153,19 @@ test: env data lint  ## lint + unit tests + every notebook at smoke scale
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-# The workflow on a one-node Slurm cluster that the test starts here and stops (tests/workflow,
-# tools/slurm_cluster.py). As root with apt-get, Debian's Slurm, MUNGE and MariaDB are installed
-# first when missing; elsewhere the test is skipped and says why.
+# The engines the workflow runs on (tests/workflow): cells on a one-node Slurm cluster that the
+# test starts here and stops (tools/slurm_cluster.py; as root with apt-get, Debian's Slurm, MUNGE
+# and MariaDB are installed first when missing, elsewhere the test is skipped and says why), and
+# the jobs of the GitHub paper-scale workflow as Snakemake dry runs.
 SLURM_PACKAGES := slurm-wlm slurmctld slurmd slurmdbd slurm-client munge mariadb-server
-test-slurm: env workflow-env  ## cells through workflow/profiles/slurm on a one-node Slurm cluster started here (root)
+test-workflow: env workflow-env  ## Slurm (a one-node cluster started here, root) and the GPU-runner workflow, checked
 	@if ! command -v slurmctld >/dev/null && ! test -x /usr/sbin/slurmctld \
 	    && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing $(SLURM_PACKAGES) (apt-get)"; \
 	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SLURM_PACKAGES) >/dev/null 2>&1 || \
 	   (apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SLURM_PACKAGES) >/dev/null 2>&1)) || \
 	  echo "warning: could not install $(SLURM_PACKAGES); the Slurm test will say it is skipped" >&2; fi
-	WORKFLOW_VENV=$(WORKFLOW_VENV) $(PY) -m pytest -q -m slurm -rs tests/workflow
+	WORKFLOW_VENV=$(WORKFLOW_VENV) $(PY) -m pytest -q -m "slurm or workflow" -rs tests/workflow
 
 bench: env data  ## speed benchmarks (ratios measured side by side; results in benchmarks/results/)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

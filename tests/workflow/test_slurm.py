@@ -1,4 +1,4 @@
-"""The workflow on a real, one-node Slurm cluster (``make test-slurm``; ``.ci/run`` runs it).
+"""The workflow on a real, one-node Slurm cluster (``make test-workflow``; ``.ci/run`` runs it).
 
 ``tools/slurm_cluster.py`` starts ``munged``, MariaDB, ``slurmdbd``, ``slurmctld`` and ``slurmd``
 on this machine (in a network namespace of their own where the kernel allows it, else on
@@ -11,7 +11,7 @@ is computed on the next run (one new job; nothing partial read), and every shard
 is byte-identical to a local run's (timings apart).
 
 Skipped, with the reason, where the cluster cannot start: not root, not Linux, or the Debian
-packages missing (``make test-slurm`` installs them when it can), or no Slurm executor plugin
+packages missing (``make test-workflow`` installs them when it can), or no Slurm executor plugin
 in ``.venv/workflow``.
 """
 
@@ -32,7 +32,7 @@ from fusionlib.compendium import cells_shardfile
 pytestmark = pytest.mark.slurm
 
 REPO = Path(__file__).resolve().parents[2]
-#: Snakemake's venv: the Makefile's WORKFLOW_VENV (make test-slurm passes it), else .venv/workflow
+#: Snakemake's venv: the Makefile's WORKFLOW_VENV (make test-workflow passes it), else .venv/workflow
 WORKFLOW_VENV = REPO / os.environ.get("WORKFLOW_VENV", ".venv/workflow")
 WORKFLOW_PY = WORKFLOW_VENV / "bin" / "python"
 SNAKEMAKE = WORKFLOW_VENV / "bin" / "snakemake"
