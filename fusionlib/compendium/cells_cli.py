@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import secrets
 import sys
 from collections.abc import Sequence
@@ -197,6 +198,11 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Command line; unknown experiments, scales or cells print one line on stderr, exit 2."""
     args = _parser().parse_args(argv)
+    if args.command in ("run", "results", "verify"):
+        # the job's log (a cell's .log beside its shard) gets the library's progress lines: a
+        # long training run reports its iteration, losses and time left every minute
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         validate_scale(args.scale)
         if args.seed < 0:
