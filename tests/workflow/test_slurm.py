@@ -32,7 +32,7 @@ from fusionlib.compendium import cells_shardfile
 pytestmark = pytest.mark.slurm
 
 REPO = Path(__file__).resolve().parents[2]
-#: Snakemake's venv: the Makefile's WORKFLOW_VENV (make test-workflow passes it), else .venv/workflow
+#: Snakemake's venv: the Makefile's WORKFLOW_VENV (make test-workflow passes it)
 WORKFLOW_VENV = REPO / os.environ.get("WORKFLOW_VENV", ".venv/workflow")
 WORKFLOW_PY = WORKFLOW_VENV / "bin" / "python"
 SNAKEMAKE = WORKFLOW_VENV / "bin" / "snakemake"
