@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -84,6 +85,7 @@ def cluster():
                     proc.kill()
                     proc.wait()
         c.stop()
+        shutil.rmtree(c.base, ignore_errors=True)  # configuration, state, logs, database
 
 
 def _cells() -> list[C.Cell]:
