@@ -36,7 +36,8 @@ MATHJAX_SHA256 := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c
 MATHJAX_DIR := .cache/mathjax
 MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
-.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells claim stability
+.PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells claim stability \
+	export-results import-results verify-results test-workflow
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -119,6 +120,21 @@ stability: check-scale env data workflow-env  ## verdict of every claim at each 
 	  dirs="$$dirs --seed-dir $$s=$$out"; done; \
 	$(PY) -m fusionlib.compendium.stability --scale $(SCALE) $$dirs
 
+# Results bundles (fusionlib/compendium/cells_bundle.py): the shards of a scale in one archive
+# with a manifest; import verifies every hash and code key and installs what passes; verify
+# recomputes N cells drawn at random (PICK=<int> fixes the draw) and compares them
+N ?= 3
+export-results: check-scale env  ## the current shards of SCALE in one archive with a manifest (BUNDLE=<file> names it)
+	$(PY) -m fusionlib.compendium.cells export --scale $(SCALE) --seed $(SEED) $(if $(BUNDLE),--out '$(BUNDLE)')
+
+import-results: env  ## verify a bundle, refuse altered or stale shards, install the rest: make import-results BUNDLE=<file>
+	@test -n "$(BUNDLE)" || { echo "error: name the bundle: make import-results BUNDLE=results/bundles/<file>.tar.gz" >&2; exit 2; }
+	$(PY) -m fusionlib.compendium.cells import '$(BUNDLE)'
+
+verify-results: check-scale env data  ## recompute N (default 3) cells of SCALE installed from bundles here and compare
+	@printf '%s' '$(N)' | grep -Eqx '[1-9][0-9]*' || { echo "error: N=$(N) is not allowed; give how many cells to recompute (>= 1), e.g. N=3" >&2; exit 2; }
+	$(PY) -m fusionlib.compendium.cells verify --scale $(SCALE) -n $(N) $(if $(PICK),--pick-seed $(PICK))
+
 # SCALE given on the command line or in the environment: every chapter must be labelled with it
 # CHECK_FLAGS: more options of tools/check_html.py, e.g. CHECK_FLAGS=--no-summary-check
 check-html: env  ## open each built page in headless Chromium, offline; screenshots in _build/screenshots
@@ -136,6 +152,20 @@ lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
 test: env data lint  ## lint + unit tests + every notebook at smoke scale
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# The engines the workflow runs on (tests/workflow): cells on a one-node Slurm cluster that the
+# test starts here and stops (tools/slurm_cluster.py; as root with apt-get, Debian's Slurm, MUNGE
+# and MariaDB are installed first when missing, elsewhere the test is skipped and says why), and
+# the jobs of the GitHub paper-scale workflow as Snakemake dry runs.
+SLURM_PACKAGES := slurm-wlm slurmctld slurmd slurmdbd slurm-client munge mariadb-server
+test-workflow: env workflow-env  ## Slurm (a one-node cluster started here, root) and the GPU-runner workflow, checked
+	@if ! command -v slurmctld >/dev/null && ! test -x /usr/sbin/slurmctld \
+	    && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $(SLURM_PACKAGES) (apt-get)"; \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SLURM_PACKAGES) >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SLURM_PACKAGES) >/dev/null 2>&1)) || \
+	  echo "warning: could not install $(SLURM_PACKAGES); the Slurm test will say it is skipped" >&2; fi
+	WORKFLOW_VENV=$(WORKFLOW_VENV) $(PY) -m pytest -q -m "slurm or workflow" -rs tests/workflow
 
 bench: env data  ## speed benchmarks (ratios measured side by side; results in benchmarks/results/)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -17,15 +17,25 @@ encoding     reversible table encodings
 errors io rng checks threads   error types, atomic writes, seed streams, input checks, threads
 """
 
+from typing import Any
+
 from fusionlib.errors import (
     DataIntegrityError,
     DataUnavailableError,
     FusionlibError,
     InvalidInputError,
-    NotFittedError,
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # NotFittedError subclasses scikit-learn's: made on first use (fusionlib.errors)
+    if name == "NotFittedError":
+        from fusionlib import errors
+
+        return errors.NotFittedError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DataIntegrityError",

@@ -3,7 +3,9 @@
 How a write works
     :func:`atomic_write` creates a temporary file ``.<name>.<8 random characters>.tmp`` in the
     destination folder (so that :func:`os.replace` is a rename on one file system), lets the
-    caller write it, then renames it onto the destination.
+    caller write it, flushes it to disk (``fsync``), renames it onto the destination and flushes
+    the folder, so that after a crash or power loss the destination holds the old content or
+    the new, never an empty or partial file (a rename alone only orders the two in memory).
 
 Permissions
     The result gets the permissions a plain ``open(path, "w")`` gives a new file: mode
@@ -86,11 +88,31 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     tmp_path = _create_temporary(path)
     try:
         write(tmp_path)
+        _fsync(tmp_path)
         os.replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+    _fsync(path.parent, folder=True)
     return path
+
+
+def _fsync(path: Path, *, folder: bool = False) -> None:
+    """Flush ``path`` (a file, or a folder's entries) to disk; a folder that cannot be opened
+    for that (some platforms and file systems) is left as it is."""
+    try:
+        fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if folder else 0))
+    except OSError:
+        if folder:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not folder:
+            raise
+    finally:
+        os.close(fd)
 
 
 def clean_stale_temporaries(folder: str | os.PathLike[str],

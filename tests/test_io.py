@@ -129,3 +129,28 @@ def test_clean_stale_temporaries_accepts_a_missing_folder_and_checks_its_thresho
 
 def test_clean_stale_temporaries_is_exported():
     assert "clean_stale_temporaries" in fio.__all__
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names fds through /proc (Linux)")
+def test_atomic_write_flushes_the_file_before_the_rename_and_the_folder_after(tmp_path,
+                                                                            monkeypatch):
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        events.append(("replace", str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    target = tmp_path / "result.json"
+    fio.atomic_write_text(target, "{}")
+    kinds = [k for k, _ in events]
+    assert kinds == ["fsync", "replace", "fsync"]
+    assert Path(events[0][1]).name.startswith(".result.json.")  # the temporary, before
+    assert events[1][1] == str(target) and events[2][1] == str(tmp_path)  # the folder, after
+    assert target.read_text() == "{}"

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCKS = ["requirements-pip.lock", "requirements.lock", "requirements-torch-cpu.lock",
-         "requirements-torch-cuda.lock"]
+         "requirements-torch-cuda.lock", "requirements-workflow.lock"]
 
 
 def _pins(path: Path) -> dict[str, list[str]]:
@@ -55,3 +55,39 @@ def test_make_env_pins_pip_and_requires_hashes():
     installs = [ln for ln in makefile.splitlines() if "pip install" in ln and "-r " in ln]
     assert installs and all("--require-hashes" in ln for ln in installs)
     assert any("requirements-pip.lock" in ln for ln in installs)
+
+
+#: pins of requirements.txt that are programs the build runs, not modules the code imports
+TOOLS = {"jupyter-book", "sphinx", "myst-nb", "myst-parser", "docutils", "sphinx-book-theme",
+         "pydata-sphinx-theme", "sphinx-proof", "sphinxcontrib-bibtex", "jupyter-cache",
+         "nbclient", "ipykernel", "pytest", "ruff"}
+#: distribution name -> the module it is imported as, where they differ
+MODULE = {"scikit-learn": "sklearn", "pot": "ot", "pyyaml": "yaml"}
+
+
+def test_every_pinned_package_is_imported_or_a_tool_the_build_runs():
+    """No pin that nothing uses (seaborn and pooch were pinned and never imported)."""
+    sources = "\n".join(p.read_text(encoding="utf-8", errors="replace")
+                        for folder in ("fusionlib", "tests", "tools", "benchmarks", "book")
+                        for p in (ROOT / folder).rglob("*.py"))
+    sources += "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "notebooks").glob("*.md"))
+    unused = []
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        pin = line.split("#")[0].strip()
+        if not pin:
+            continue
+        name = pin.split("==")[0].lower()
+        if name in TOOLS:
+            continue
+        module = MODULE.get(name, name.replace("-", "_"))
+        m = re.escape(module)
+        pattern = rf"^\s*(import|from) {m}\b|importorskip\(\s*['\"]{m}\b"
+        if not re.search(pattern, sources, re.M):
+            unused.append(name)
+    assert unused == []
+
+
+def test_the_test_extra_is_pinned_so_ci_runs_the_cross_checks():
+    lock = {p.split("==")[0].lower() for p in _pins(ROOT / "requirements.lock")}
+    assert {"opacus", "ipfn", "prdc", "fairlearn", "sdmetrics"} <= lock
+    assert not lock & {"seaborn", "pooch"}

@@ -8,12 +8,21 @@ JSON-able figure data). ``compute`` is a pure function of the cell: every random
 :mod:`fusionlib.rng` streams derived from ``cell.seed`` and the configuration.
 
 Shards on disk
-    ``<root>/<experiment>/<scale>/<cell_id>.shard.json``: one JSON file holding a header (the
-    cell, the *code key*, package versions, wall time) and the shard (the frame in a
-    ``split``-like layout with its dtypes, and the figure data). It is written (compact JSON)
-    with :func:`fusionlib.io.atomic_write_text`, so a shard is either complete or absent. The
-    root is ``<repo>/results/cells`` (ignored by git) unless ``FUSIONLIB_CELLS`` names another
-    folder.
+    ``<root>/<experiment>/<scale>/<cell_id>.shard.json``: one JSON file in two parts, each with
+    its SHA-256 (:mod:`~fusionlib.compendium.cells_shardfile`): the *result* (the cell, the
+    *code key*, the frame in a ``split``-like layout with its dtypes, the figure data), which
+    two runs of a cell on one kind of device write byte-identical, and the *run* (wall time,
+    date, machine, device, commit, package versions, and the timing columns and figure keys
+    named in :data:`TIMING_FIELDS`). It is written (compact JSON) with
+    :func:`fusionlib.io.atomic_write_text`, so a shard is either complete or absent, and both
+    hashes are checked on every read, so an edited shard is recomputed, never read. The root is
+    ``<repo>/results/cells`` (ignored by git) unless ``FUSIONLIB_CELLS`` names another folder.
+
+Bundles
+    The shards of a scale travel between checkouts as one archive with a manifest
+    (:func:`export_bundle`, :func:`import_bundle`: every hash, cell and code key is checked on
+    import); :func:`verify_bundle` recomputes a few installed cells and compares, and
+    :func:`bundle_origin` says where the shards of an experiment came from.
 
 Code key
     SHA-256 of the source of the experiment's modules and of every ``fusionlib`` module they
@@ -57,13 +66,16 @@ Registry
 Modules
     This module is the public face of the machinery; the code lives in
     :mod:`~fusionlib.compendium.cells_model` (records), ``cells_registry`` (registry and
-    discovery), ``cells_frames`` (frames as JSON), ``cells_store`` (paths, code key, shard
-    files), ``cells_exec`` (running cells) and ``cells_cli`` (command line).
+    discovery), ``cells_frames`` (frames as JSON), ``cells_store`` (paths, code key),
+    ``cells_shardfile`` (the shard file), ``cells_exec`` (running cells), ``cells_bundle``
+    (export and import), ``cells_origin`` (origin and verification) and ``cells_cli`` (command
+    line).
 
 Command line
     ``python -m fusionlib.compendium.cells list --scale cpu [--experiment X] [--format json]``,
-    ``... run EXPERIMENT CELL_ID --scale cpu``, ``... results EXPERIMENT --scale cpu`` and
-    ``... plan`` (what the Snakefile reads at parse time); see :func:`main`.
+    ``... run EXPERIMENT CELL_ID --scale cpu``, ``... results EXPERIMENT --scale cpu``,
+    ``... plan`` (what the Snakefile reads at parse time), ``... export``, ``... import BUNDLE``,
+    ``... verify -n 3`` and ``... origin``; see :func:`main`.
 """
 
 from __future__ import annotations
@@ -72,6 +84,7 @@ import importlib
 import sys
 
 from fusionlib.compendium import cells_registry as _registry
+from fusionlib.compendium.cells_bundle import export_bundle, import_bundle
 from fusionlib.compendium.cells_cli import main
 from fusionlib.compendium.cells_exec import cell_status, notebook_status, results, run_cell
 from fusionlib.compendium.cells_frames import frame_from_json, frame_to_json
@@ -83,6 +96,12 @@ from fusionlib.compendium.cells_model import (
     Shard,
     StaleShardWarning,
 )
+from fusionlib.compendium.cells_origin import (
+    bundle_origin,
+    origin_summary,
+    origin_text,
+    verify_bundle,
+)
 from fusionlib.compendium.cells_registry import (
     ENV_MODULES,
     experiment_modules,
@@ -91,6 +110,7 @@ from fusionlib.compendium.cells_registry import (
     load_experiments,
     register,
 )
+from fusionlib.compendium.cells_shardfile import TIMING_FIELDS
 from fusionlib.compendium.cells_store import (
     ENV_ROOT,
     ERROR_SUFFIX,
@@ -118,7 +138,8 @@ __all__ = [
     "register", "get_experiment", "experiment_names", "experiment_modules", "load_experiments",
     "default_root", "shard_path", "error_path", "code_key", "key_files", "write_shard",
     "load_shard", "results", "run_cell", "cell_status", "notebook_status", "frame_to_json",
-    "frame_from_json", "main",
+    "frame_from_json", "main", "TIMING_FIELDS", "export_bundle", "import_bundle",
+    "verify_bundle", "bundle_origin", "origin_text", "origin_summary",
 ]
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Part of the cell machinery (:mod:`fusionlib.compendium.cells`); left out of ever
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import traceback
@@ -45,6 +46,8 @@ from fusionlib.io import atomic_write_text, clean_stale_temporaries
 
 __all__ = ["results", "run_cell", "cell_status", "notebook_status"]
 
+logger = logging.getLogger(__name__)
+
 
 def _compute_one(exp: Experiment, cell: Cell, scale: str, key: str, root: Path
                  ) -> tuple[Shard | None, Path | None]:
@@ -52,9 +55,12 @@ def _compute_one(exp: Experiment, cell: Cell, scale: str, key: str, root: Path
     path = shard_path(root, exp.name, scale, cell.cell_id)
     log = error_path(root, exp.name, scale, cell.cell_id)
     t0 = time.perf_counter()
+    logger.info("cell %s of %s at scale %s: computing", cell.cell_id, exp.name, scale)
     try:
         shard = exp.compute(cell)
         write_shard(path, cell, shard, key, scale=scale, seconds=time.perf_counter() - t0)
+        logger.info("cell %s: written in %.1f s (%s)", cell.cell_id, time.perf_counter() - t0,
+                    path)
     except Exception:  # one failing cell must not stop the others; reported at the end
         atomic_write_text(log, (
             f"cell {cell.cell_id} of experiment {exp.name!r} at scale {scale!r} failed after "

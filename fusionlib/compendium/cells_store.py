@@ -1,4 +1,5 @@
-"""Shard files of the grid of cells: paths, code keys, frames as JSON, atomic reads and writes.
+"""Where shards live and what makes them current: paths and code keys (the shard file itself:
+:mod:`fusionlib.compendium.cells_shardfile`, re-exported here).
 
 Part of the cell machinery (:mod:`fusionlib.compendium.cells` describes the file layout and
 the code key); left out of every code key.
@@ -7,29 +8,17 @@ the code key); left out of every code key.
 from __future__ import annotations
 
 import ast
-import datetime as _dt
 import hashlib
 import importlib.util
-import json
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
-from fusionlib.compendium.cells_frames import (
-    frame_from_json,
-    frame_to_json,
-    json_default,
-    json_restore,
-    json_safe,
-)
-from fusionlib.compendium.cells_model import Cell, Experiment, Shard, StaleShardWarning
+from fusionlib.compendium.cells_model import Experiment
 from fusionlib.compendium.cells_registry import get_experiment
-from fusionlib.compendium.provenance import package_versions
+from fusionlib.compendium.cells_shardfile import SHARD_FORMAT, load_shard, write_shard
 from fusionlib.compendium.runner import fusionlib_dependencies
 from fusionlib.errors import InvalidInputError
-from fusionlib.io import atomic_write_text
 
 __all__ = ["LOCK_FILES", "SHARD_FORMAT", "MACHINERY", "ENV_ROOT", "SHARD_SUFFIX", "ERROR_SUFFIX",
            "default_root", "resolve_root", "shard_path", "error_path", "key_files", "code_key",
@@ -42,14 +31,13 @@ REPO = PACKAGE.parent
 #: lock) is current on the CPU machine that builds the book (and vice versa)
 LOCK_FILES: tuple[Path, ...] = (REPO / "requirements.lock", REPO / "requirements-torch-cpu.lock",
                                 REPO / "requirements-torch-cuda.lock")
-#: version of the shard file layout (bump it when the layout or its meaning changes)
-SHARD_FORMAT = 1
 #: modules of the cell machinery, left out of every code key (see the cells module docstring)
 MACHINERY: tuple[str, ...] = (
     "fusionlib.compendium.cells", "fusionlib.compendium.cells_model",
     "fusionlib.compendium.cells_registry", "fusionlib.compendium.cells_frames",
     "fusionlib.compendium.cells_store", "fusionlib.compendium.cells_exec",
-    "fusionlib.compendium.cells_cli",
+    "fusionlib.compendium.cells_cli", "fusionlib.compendium.cells_shardfile",
+    "fusionlib.compendium.cells_bundle", "fusionlib.compendium.cells_origin",
 )
 ENV_ROOT = "FUSIONLIB_CELLS"
 SHARD_SUFFIX = ".shard.json"
@@ -57,9 +45,15 @@ ERROR_SUFFIX = ".error.txt"
 
 
 def default_root() -> Path:
-    """``$FUSIONLIB_CELLS`` if set, else ``<repo>/results/cells``."""
+    """``$FUSIONLIB_CELLS`` if set, else ``results/cells`` in the repository checkout when
+    fusionlib is used from one, else ``results/cells`` in the current folder (an installed
+    package: never inside site-packages)."""
     env = os.environ.get(ENV_ROOT)
-    return Path(env) if env else REPO / "results" / "cells"
+    if env:
+        return Path(env)
+    if (REPO / "pyproject.toml").is_file() and (REPO / "fusionlib").is_dir():
+        return REPO / "results" / "cells"
+    return Path.cwd() / "results" / "cells"
 
 
 def _root(root: str | os.PathLike[str] | None) -> Path:
@@ -136,81 +130,3 @@ def code_key(experiment: str | Experiment) -> str:
 
 resolve_root = _root
 key_files = _key_files
-
-
-# ----------------------------------------------------------------------------- shard files
-def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str, *,
-                scale: str, seconds: float | None = None) -> Path:
-    """Write ``shard`` of ``cell`` to ``path`` atomically (complete or absent)."""
-    if not isinstance(shard, Shard):
-        raise InvalidInputError(
-            f"compute() of {cell.experiment!r} returned {type(shard).__name__}, not a Shard")
-    obj = {
-        "format": SHARD_FORMAT,
-        "cell": cell.to_dict(),
-        "scale": scale,
-        "code_key": key,
-        "provisional": bool(shard.provisional),
-        "versions": package_versions(),
-        "seconds": None if seconds is None else round(float(seconds), 3),
-        "written_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "meta": json_safe(shard.meta),
-        "rows": frame_to_json(shard.rows),
-        "figures": json_safe(shard.figures),
-    }
-    # compact JSON (bootstrap tables and snapshots are long); atomic: complete or absent. Valid
-    # JSON: non-finite floats of meta and figures are written as in frames (json_safe)
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=json_default,
-                      allow_nan=False)
-    return atomic_write_text(path, text + "\n")
-
-
-def _read(path: Path) -> dict[str, Any]:
-    obj = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(obj, dict) or "rows" not in obj or "code_key" not in obj:
-        raise ValueError("not a shard file")
-    return obj
-
-
-def load_shard(path: str | os.PathLike[str], expected_key: str, cell: Cell | None = None,
-               *, quiet: bool = False) -> Shard | None:
-    """The shard at ``path`` if it is complete, of the current code and of ``cell``; else None.
-
-    A missing file gives None silently; a truncated or unreadable file, a shard of another
-    code key, format or cell gives None with a :class:`StaleShardWarning` naming the file (the
-    caller recomputes it and overwrites the file). A provisional shard gives None silently.
-    """
-    path = Path(path)
-    if not path.is_file():
-        return None
-
-    def reject(why: str) -> None:
-        if not quiet:
-            warnings.warn(f"shard {path} {why}; it is treated as missing and recomputed",
-                          StaleShardWarning, stacklevel=3)
-
-    try:
-        obj = _read(path)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        reject(f"is unreadable or truncated ({type(exc).__name__}: {str(exc)[:120]})")
-        return None
-    if obj.get("format") != SHARD_FORMAT:
-        reject(f"has format {obj.get('format')!r}, not {SHARD_FORMAT}")
-        return None
-    if obj.get("code_key") != expected_key:
-        reject(f"was computed by other code or another environment (code key "
-               f"{str(obj.get('code_key'))[:12]}..., now {expected_key[:12]}...)")
-        return None
-    if cell is not None and obj.get("cell", {}).get("cell_id") != cell.cell_id:
-        reject(f"belongs to cell {obj.get('cell', {}).get('cell_id')!r}, not {cell.cell_id!r}")
-        return None
-    if obj.get("provisional"):
-        return None
-    try:
-        rows = frame_from_json(obj["rows"])
-    except (KeyError, TypeError, ValueError) as exc:
-        reject(f"has an unreadable frame ({type(exc).__name__}: {str(exc)[:120]})")
-        return None
-    header = {k: v for k, v in obj.items() if k not in ("rows", "figures", "meta")}
-    return Shard(rows, json_restore(obj.get("figures") or {}), json_restore(obj.get("meta") or {}),
-                 False, header)

@@ -8,15 +8,17 @@ which the first use writes (see :mod:`fusionlib.data.registry`).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
-import sys
 from pathlib import Path
 
 from fusionlib.data.plausibility import implausible
 from fusionlib.data.registry import LOCK_FILE, RECORD_ON_FIRST_USE, DatasetSpec, FileSpec, get_spec
 from fusionlib.errors import DataIntegrityError, DataUnavailableError, InvalidInputError
 from fusionlib.io import atomic_write_text
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "data_dir", "file_digest", "verify_bytes", "verify_file", "dataset_paths", "read_lock",
@@ -115,13 +117,13 @@ def _record(folder: Path, name: str, sha: str) -> None:
     try:
         atomic_write_text(lock, text)
     except OSError as exc:
-        print(f"fusionlib: first use of {folder / name}: SHA256 {sha}. It could not be recorded "
-              f"in {lock} ({exc}), so this file is not verified; compare the hash with the "
-              "source's.", file=sys.stderr)
+        logger.warning("fusionlib: first use of %s: SHA256 %s. It could not be recorded in %s "
+                       "(%s), so this file is not verified; compare the hash with the "
+                       "source's.", folder / name, sha, lock, exc)
         return
-    print(f"fusionlib: first use of {folder / name}: recorded its SHA256 {sha} in {lock}. "
-          "Please compare it with the checksum published by the source (or a colleague's "
-          "copy); every later load is verified against it.", file=sys.stderr)
+    logger.warning("fusionlib: first use of %s: recorded its SHA256 %s in %s. Please compare "
+                   "it with the checksum published by the source (or a colleague's copy); every "
+                   "later load is verified against it.", folder / name, sha, lock)
 
 
 def _check_plausible(spec: FileSpec, data: bytes | Path, where: str, recorded: str) -> None:

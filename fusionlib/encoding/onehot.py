@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
 from fusionlib.checks import check_choice
 from fusionlib.errors import InvalidInputError, NotFittedError
 
-__all__ = ["OneHotEncoder"]
+__all__ = ["IndicatorEncoder"]
 
 
-class OneHotEncoder:
+class IndicatorEncoder(BaseEstimator):
     """Encode categorical DataFrame columns as {0, 1} indicator blocks (float32).
+
+    A name of its own, not scikit-learn's ``OneHotEncoder``: that one takes arrays, keeps
+    ``categories_`` as a list in column order and returns a sparse matrix by default; this one
+    takes a DataFrame, keeps categories per column name (sorted by their string form) and returns
+    a dense float32 array. Hyperparameters follow scikit-learn's contract (``get_params``,
+    ``clone``).
 
     Parameters
     ----------
@@ -32,7 +39,7 @@ class OneHotEncoder:
     def __init__(self, handle_unknown: str = "error") -> None:
         self.handle_unknown = handle_unknown
 
-    def fit(self, df: pd.DataFrame) -> OneHotEncoder:
+    def fit(self, df: pd.DataFrame) -> IndicatorEncoder:
         check_choice("handle_unknown", self.handle_unknown, ("error", "ignore"))
         _check_frame(df)
         self.columns_ = list(df.columns)
@@ -52,7 +59,7 @@ class OneHotEncoder:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "categories_"):
-            raise NotFittedError("this OneHotEncoder is not fitted; call fit(df) first")
+            raise NotFittedError("this IndicatorEncoder is not fitted; call fit(df) first")
 
     def codes(self, column: str, values: np.ndarray) -> np.ndarray:
         """Integer codes of ``values`` in ``column``'s categories (-1 for unseen ones)."""

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
-from fusionlib.encoding.onehot import OneHotEncoder
+from fusionlib.encoding.onehot import IndicatorEncoder
 from fusionlib.errors import InvalidInputError, NotFittedError
 
 __all__ = ["Span", "TabularEncoder"]
@@ -30,7 +31,7 @@ class Span:
     stop: int
 
 
-class TabularEncoder:
+class TabularEncoder(BaseEstimator):
     """Encode a DataFrame into a float matrix in [-1, 1] (continuous) and {0, 1} (one-hot).
 
     Parameters
@@ -65,7 +66,7 @@ class TabularEncoder:
         self.columns_ = list(df.columns)
         self.dtypes_ = df.dtypes.to_dict()
         discrete = [c for c in self.columns_ if c in self.discrete_columns]
-        self.onehot_ = OneHotEncoder().fit(df[discrete]) if discrete else None
+        self.onehot_ = IndicatorEncoder().fit(df[discrete]) if discrete else None
         self.categories_: dict[str, np.ndarray] = dict(
             self.onehot_.categories_ if self.onehot_ else {})
         self.ranges_: dict[str, tuple[float, float]] = {}

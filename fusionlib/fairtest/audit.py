@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fusionlib.encoding.onehot import OneHotEncoder
+from fusionlib.encoding.onehot import IndicatorEncoder
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.records import Prepared, ProtocolConfig, SyntheticSet
 from fusionlib.fairtest.separation import DatasetSpec, separate
@@ -86,7 +86,7 @@ def train_audited_tree(internal: pd.DataFrame, label: str, positive: str, protec
             f"the favourable label value {positive!r} never occurs in column {label!r} (values: "
             f"{sorted(labels.unique())[:10]}); pass positive= one of them")
     features = [c for c in internal.columns if c != label]
-    encoder = OneHotEncoder(handle_unknown="ignore").fit(internal[features].astype(str))
+    encoder = IndicatorEncoder(handle_unknown="ignore").fit(internal[features].astype(str))
     y = (labels == str(positive)).to_numpy().astype(int)
     tree = DecisionTreeClassifier(random_state=seed_int(seed, "tree")).fit(
         encoder.transform(internal[features].astype(str)), y)

@@ -4,7 +4,7 @@ A continuous column is standardised with the mean and sd of every training row t
 it, pooled over the sources that have it (:mod:`fusionlib.fusion.scaling`): one encoded column.
 A discrete (categorical) column becomes a one-hot block over the *union* of the categories seen
 in every source that has the column (sorted by their string form, as
-:class:`~fusionlib.encoding.onehot.OneHotEncoder` does), so a category seen in one source only
+:class:`~fusionlib.encoding.onehot.IndicatorEncoder` does), so a category seen in one source only
 still has a place in the generator's output and in the other sources' discriminators (which
 then never see it in real data). A single-level column is allowed: its block has width 1, the
 softmax over it is always 1 and it decodes to its one level (like a constant continuous column).
@@ -26,7 +26,7 @@ import pandas as pd
 
 from fusionlib.checks import check_choice
 from fusionlib.data.sources import SourceSet
-from fusionlib.encoding.onehot import OneHotEncoder
+from fusionlib.encoding.onehot import IndicatorEncoder
 from fusionlib.encoding.tabular import Span
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.scaling import PooledScaler, pooled_scaler
@@ -47,7 +47,7 @@ class SchemaEncoding:
     scaler:
         The pooled scaler of the continuous columns (in schema order).
     onehot:
-        Discrete column -> its :class:`OneHotEncoder` (fitted on the pooled values).
+        Discrete column -> its :class:`IndicatorEncoder` (fitted on the pooled values).
     dtypes:
         Discrete column -> the dtype its decoded values get (the pooled dtype of the sources).
     """
@@ -55,7 +55,7 @@ class SchemaEncoding:
     columns: tuple[str, ...]
     spans: tuple[Span, ...]
     scaler: PooledScaler
-    onehot: Mapping[str, OneHotEncoder]
+    onehot: Mapping[str, IndicatorEncoder]
     dtypes: Mapping[str, object]
 
     @property
@@ -158,7 +158,7 @@ def schema_encoding(frames: Mapping[str, pd.DataFrame], columns: Sequence[str],
                            ignore_index=True)
         if pooled.empty:
             raise InvalidInputError(f"no table has rows with column {col!r}")
-        onehot[col] = OneHotEncoder().fit(pooled.to_frame(col))
+        onehot[col] = IndicatorEncoder().fit(pooled.to_frame(col))
         dtypes[col] = pooled.dtype
         width = len(onehot[col].categories_[col])
         spans.append(Span(col, "discrete", pos, pos + width))

@@ -17,10 +17,13 @@ losses have shape (R,): a repetition whose loss turns non-finite is recorded in 
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
+import logging
 import math
 import os
 import pickle
+import time
 import zipfile
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -41,7 +44,38 @@ from fusionlib.gan.stacked import GeneratorBank
 from fusionlib.gan.step import Batch, TrainingStep
 from fusionlib.io import atomic_write
 
-__all__ = ["Trainer", "Callback", "torch_threads"]
+__all__ = ["Trainer", "Callback", "torch_threads", "PROGRESS_SECONDS"]
+
+logger = logging.getLogger(__name__)
+#: seconds between two progress lines of a training run in the log (``logging``, level INFO):
+#: a long cell on a cluster is never silent for long. ``FUSIONLIB_PROGRESS_SECONDS`` overrides
+PROGRESS_SECONDS = 60.0
+
+
+class _ProgressLog:
+    """Progress lines at a steady interval: iteration, last losses, elapsed, time left."""
+
+    def __init__(self, name: str, start: int, total: int) -> None:
+        env = os.environ.get("FUSIONLIB_PROGRESS_SECONDS", "")
+        self.every = float(env) if env.replace(".", "", 1).isdigit() else PROGRESS_SECONDS
+        self.name, self.start, self.total = name, start, total
+        self.t0 = self.last = time.monotonic()
+
+    def update(self, iteration: int, losses: dict[str, float], *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.every:
+            return
+        self.last = now
+        done, elapsed = iteration - self.start, now - self.t0
+        left = elapsed / done * (self.total - iteration) if done > 0 else float("nan")
+        shown = " ".join(f"{k}={v:.4g}" for k, v in losses.items())
+        logger.info("%s: iteration %d/%d (%.1f%%), losses %s, elapsed %s, about %s left",
+                    self.name, iteration, self.total, 100.0 * iteration / self.total,
+                    shown or "-", _clock(elapsed), _clock(left))
+
+
+def _clock(seconds: float) -> str:
+    return str(_dt.timedelta(seconds=round(seconds))) if math.isfinite(seconds) else "?"
 
 Callback = Callable[["Trainer", int], None]
 _FORMAT = 2
@@ -105,7 +139,10 @@ class Trainer:
     log_every:
         Record losses in ``history_`` every ``log_every`` iterations (0: never).
     progress:
-        Show a progress bar.
+        Show a progress bar (interactive use). Whatever its value, ``fit`` also logs a progress
+        line (iteration, last losses, elapsed, estimated time left) every
+        :data:`PROGRESS_SECONDS` to the logger ``fusionlib.gan.trainer`` at level INFO, and one
+        at the end: the log of a long job on a cluster says where it is.
     """
 
     def __init__(self, step: TrainingStep, *, seed: object, device: str = "cpu",
@@ -190,6 +227,7 @@ class Trainer:
                 "fit continues a run on the same data only. Build a new Trainer (with fresh "
                 "networks) to train on these data")
         at = set(callback_at)
+        log = _ProgressLog(self.step.name, self.iteration_, n_iter)
         with torch_threads(self.n_threads):
             bar = tqdm(total=n_iter, initial=self.iteration_, disable=not self.progress,
                        desc=self.step.name, leave=False)
@@ -197,12 +235,14 @@ class Trainer:
                 while self.iteration_ < n_iter:
                     self._one(batch)
                     bar.update(1)
+                    log.update(self.iteration_, self.last_losses_)
                     if callback is not None and self.iteration_ in at:
                         callback(self, self.iteration_)
                     if self.checkpoint_every and self.iteration_ % self.checkpoint_every == 0:
                         self.save_checkpoint()
             finally:
                 bar.close()
+        log.update(self.iteration_, getattr(self, "last_losses_", {}), force=True)
         if self.checkpoint_path is not None:
             self.save_checkpoint()
         return self
@@ -220,6 +260,7 @@ class Trainer:
                     f"{self.iteration_ + 1}; training stopped and {self._kept()}. Lower the "
                     "learning rate, check the data scale, or raise the penalty weight")
         self.iteration_ += 1
+        self.last_losses_ = values
         if self.log_every and self.iteration_ % self.log_every == 0:
             self.history_.append({"iteration": self.iteration_, **values})
 

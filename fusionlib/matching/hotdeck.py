@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
+from sklearn.base import BaseEstimator
 
 from fusionlib.checks import check_choice, check_positive_int
 from fusionlib.errors import InvalidInputError, NotFittedError
@@ -40,7 +41,7 @@ __all__ = ["HotDeckMatcher", "METHODS"]
 METHODS = ("auto", "random", "nnd", "rnd")
 
 
-class HotDeckMatcher:
+class HotDeckMatcher(BaseEstimator):
     """Statistical matching of two sources by hot-deck imputation (CIA).
 
     Parameters
@@ -56,6 +57,9 @@ class HotDeckMatcher:
         Overlap columns for the distance; default: the other overlap columns (numeric).
     k:
         Number of nearest donors among which ``"rnd"`` draws.
+    seed:
+        Root seed of the donor draws of :meth:`fit` (named ``seed``, not ``random_state``:
+        streams are derived from it by key, :mod:`fusionlib.rng`).
 
     Attributes
     ----------
@@ -180,8 +184,9 @@ class HotDeckMatcher:
             out[c] = donor_part[c].to_numpy()
         return out[list(self.columns_)]
 
-    def sample(self, n: int, seed: object) -> pd.DataFrame:
-        """``n`` fused records: recipient rows drawn with replacement, each given a donor."""
+    def sample(self, n: int, seed: object = 0) -> pd.DataFrame:
+        """``n`` fused records: recipient rows drawn with replacement, each given a donor
+        (``seed`` default 0: a fixed, documented stream, so ``sample(n)`` needs no seed)."""
         if not hasattr(self, "fused_"):
             raise NotFittedError("this HotDeckMatcher is not fitted; call fit(sources) first")
         check_positive_int("n", n)

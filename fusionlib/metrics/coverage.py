@@ -36,9 +36,11 @@ rounding (about ``1e-7`` times the data's scale) may come out in either order.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
+from threadpoolctl import ThreadpoolController
 
 from fusionlib.checks import check_array, check_choice, check_positive_int
 from fusionlib.errors import InvalidInputError
@@ -122,14 +124,15 @@ def single_thread_blas() -> contextlib.AbstractContextManager:
 
     BLAS threads spinning between many small products cost up to 5x on a busy machine
     (measured for the tiles of :mod:`~fusionlib.metrics.mmd` and :mod:`~fusionlib.metrics.prdc`).
-    Uses scikit-learn's threadpoolctl controller, as its KMeans does; if that private helper
-    moves in a later scikit-learn, BLAS is left as it is (same results, maybe slower).
+    Uses threadpoolctl (public API; one controller per process, made on first use, as
+    scikit-learn's KMeans keeps one: finding the loaded libraries is the slow part).
     """
-    try:
-        from sklearn.utils.parallel import _get_threadpool_controller
-    except ImportError:  # pragma: no cover - depends on the scikit-learn version
-        return contextlib.nullcontext()
-    return _get_threadpool_controller().limit(limits=1, user_api="blas")
+    return _threadpool_controller().limit(limits=1, user_api="blas")
+
+
+@functools.lru_cache(maxsize=1)
+def _threadpool_controller() -> ThreadpoolController:
+    return ThreadpoolController()
 
 
 def knn_distances(query: np.ndarray, reference: np.ndarray,

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fusionlib.encoding.onehot import OneHotEncoder
+from fusionlib.encoding.onehot import IndicatorEncoder
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import child, numpy_rng, seed_int
 
@@ -108,37 +108,64 @@ def _freq(codes: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(codes, minlength=k) / len(codes)
 
 
+def _as_frames(real_data: object, synthetic_data: object) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two columns (Series, as SDMetrics' single-column metrics take them) as one-column
+    tables under one name; tables as they are."""
+    if isinstance(real_data, pd.Series) and isinstance(synthetic_data, pd.Series):
+        name = real_data.name if real_data.name is not None else "column"
+        return real_data.rename(name).to_frame(), synthetic_data.rename(name).to_frame()
+    return real_data, synthetic_data
+
+
 class TVComplement:
-    """Mean over columns of ``1 - TVD`` between the real and synthetic category frequencies."""
+    """Mean over columns of ``1 - TVD`` between the real and synthetic category frequencies.
+
+    Called as SDMetrics' ``single_column.TVComplement``: ``TVComplement.compute(real_data,
+    synthetic_data)`` on two columns (Series) is SDMetrics' score; on two tables, the mean of
+    the per-column scores (:meth:`compute_breakdown`). An instance works the same way.
+    """
 
     name = "TVComplement"
     goal = "maximize"
     min_value, max_value = 0.0, 1.0
 
-    def compute_breakdown(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> pd.Series:
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame | pd.Series,
+                          synthetic_data: pd.DataFrame | pd.Series) -> pd.Series:
         """Per-column score, indexed by column name."""
+        real, synthetic = _as_frames(real_data, synthetic_data)
         out = {}
         for c in check_pair(real, synthetic):
             r, s, k = _codes(real[c], synthetic[c])
             out[c] = 1.0 - 0.5 * np.abs(_freq(s, k) - _freq(r, k)).sum()
         return pd.Series(out, dtype=float)
 
-    def compute(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame | pd.Series,
+                synthetic_data: pd.DataFrame | pd.Series) -> float:
         """Mean of :meth:`compute_breakdown`."""
-        return float(self.compute_breakdown(real, synthetic).mean())
+        return float(cls.compute_breakdown(real_data, synthetic_data).mean())
 
 
 class ContingencySimilarity:
-    """Mean over column pairs of ``1 - TVD`` between normalised two-way contingency tables."""
+    """Mean over column pairs of ``1 - TVD`` between normalised two-way contingency tables.
+
+    Called as SDMetrics' ``column_pairs.ContingencySimilarity``:
+    ``ContingencySimilarity.compute(real_data, synthetic_data)`` on two-column tables is
+    SDMetrics' score; on wider tables, the mean over every pair of columns
+    (:meth:`compute_breakdown`). An instance works the same way.
+    """
 
     name = "ContingencySimilarity"
     goal = "maximize"
     min_value, max_value = 0.0, 1.0
 
-    def compute_breakdown(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> pd.Series:
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame,
+                          synthetic_data: pd.DataFrame) -> pd.Series:
         """Per-pair score, indexed by ``(column_a, column_b)`` in column order."""
-        cols = check_pair(real, synthetic)
-        coded = {c: _codes(real[c], synthetic[c]) for c in cols}
+        cols = check_pair(real_data, synthetic_data)
+        coded = {c: _codes(real_data[c], synthetic_data[c]) for c in cols}
         out = {}
         for a, b in combinations(cols, 2):
             ra, sa, ka = coded[a]
@@ -147,11 +174,13 @@ class ContingencySimilarity:
             out[(a, b)] = 1.0 - 0.5 * np.abs(diff).sum()
         return pd.Series(out, dtype=float)
 
-    def compute(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame) -> float:
         """Mean of :meth:`compute_breakdown` (needs at least two columns)."""
-        scores = self.compute_breakdown(real, synthetic)
+        scores = cls.compute_breakdown(real_data, synthetic_data)
         if scores.empty:
-            raise InvalidInputError("ContingencySimilarity needs at least two columns")
+            raise InvalidInputError("ContingencySimilarity needs at least two columns; give "
+                                    "tables of two or more columns (a pair, as SDMetrics)")
         return float(scores.mean())
 
 
@@ -207,7 +236,7 @@ class DiscriminatorMeasure:
     def _encode(self, stacked: pd.DataFrame) -> np.ndarray:
         as_str = stacked.astype(str)
         if self.encoding == "onehot":
-            return OneHotEncoder().fit_transform(as_str)
+            return IndicatorEncoder().fit_transform(as_str)
         return np.column_stack([pd.factorize(as_str[c])[0] for c in as_str.columns])
 
     def trial_scores(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> np.ndarray:

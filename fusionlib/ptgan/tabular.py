@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import torch
+from sklearn.base import BaseEstimator
 
 from fusionlib.checks import check_choice, check_frame, check_positive_int, check_probability
 from fusionlib.encoding.tabular import TabularEncoder
@@ -54,7 +55,7 @@ def tabular_config(method: str, discrepancy: str = "nd",
     return default_config(method, **fields)
 
 
-class TabularPTGAN:
+class TabularPTGAN(BaseEstimator):
     """Fit a GAN to a table and sample synthetic rows (``fit`` / ``sample(n, seed)``).
 
     Parameters
@@ -79,7 +80,9 @@ class TabularPTGAN:
         Builder ``generator_term(encoder) -> term``; ``term(fake, inputs)`` is added to the
         generator loss every iteration (FairWGANGP's fairness penalty).
     seed:
-        Root seed: networks ``(seed, "networks")``, training ``(seed, "train")``.
+        Root seed: networks ``(seed, "networks")``, training ``(seed, "train")``. Named
+        ``seed``, not ``random_state``: streams are derived from it by key
+        (:mod:`fusionlib.rng`), never from a shared ``RandomState``.
     device, progress, log_every:
         Passed to the :class:`~fusionlib.gan.trainer.Trainer`.
 
@@ -159,7 +162,7 @@ class TabularPTGAN:
         if not hasattr(self, "trainer_"):
             raise NotFittedError("this TabularPTGAN is not fitted; call fit(data) first")
 
-    def sample_encoded(self, n: int, seed: object, *, alpha: float = 1.0) -> np.ndarray:
+    def sample_encoded(self, n: int, seed: object = 0, *, alpha: float = 1.0) -> np.ndarray:
         """``n`` rows (n, d) in the encoded space at level ``alpha`` (1 = the data)."""
         self._check_fitted()
         check_positive_int("n", n)
@@ -169,8 +172,9 @@ class TabularPTGAN:
             out = self.step_.sample(n, g, alpha=float(alpha))
         return out.detach().cpu().numpy().astype(np.float64)
 
-    def sample(self, n: int, seed: object, *, alpha: float = 1.0) -> pd.DataFrame:
-        """``n`` synthetic rows with the training table's columns and dtypes.
+    def sample(self, n: int, seed: object = 0, *, alpha: float = 1.0) -> pd.DataFrame:
+        """``n`` synthetic rows with the training table's columns and dtypes (``seed`` default 0:
+        a fixed, documented stream, so ``sample(n)`` needs no seed, as SDV's does).
 
         Continuous columns are clipped to their training range, discrete ones take the argmax
         of their Gumbel-softmax block (:meth:`TabularEncoder.inverse_transform`).

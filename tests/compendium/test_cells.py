@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from fusionlib.compendium import cells as C
-from fusionlib.compendium import cells_frames, cells_registry, cells_store
+from fusionlib.compendium import cells_frames, cells_registry, cells_shardfile, cells_store
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
@@ -70,6 +70,16 @@ def _clean_counter(monkeypatch):
 
 def _paths(root: Path, scale: str = "smoke") -> list[Path]:
     return [C.shard_path(root, "fake_grid", scale, c.cell_id) for c in FAKE.cells(scale)]
+
+
+def _rewrite(path: Path, *, rehash: bool = True, **result) -> None:
+    """Change fields of the shard's result part, as a shard of other code would have them
+    (``rehash``: with matching hashes; without, an edit after the write)."""
+    obj = json.loads(path.read_text())
+    obj["result"].update(result)
+    if rehash:
+        obj["result_sha256"] = cells_shardfile.sha256_of(obj["result"])
+    path.write_text(json.dumps(obj))
 
 
 # ----------------------------------------------------------------------------- cells and ids
@@ -169,22 +179,16 @@ def test_non_finite_meta_and_figures_are_written_as_valid_json_and_read_back_ali
     assert back.figures["nested"]["names"] == ["a", None] and back.figures["none"] is None
     assert back.figures["scalar"] is None and back.meta == {"loss": None, "top": "inf"}
     assert np.isnan(C.frame_from_json(back.figures["frame"])["x"].iloc[0])
-    # a shard written before (bare NaN / Infinity tokens) reads back the same
-    obj = json.loads(path.read_text())
-    obj["figures"], obj["meta"] = figures, shard.meta
-    path.write_text(json.dumps(obj, default=cells_frames.json_default))
-    old = C.load_shard(path, "k" * 64, cell)
-    assert old.meta == back.meta and old.figures["scalar"] is None
-    assert json.dumps(old.figures, sort_keys=True) == json.dumps(back.figures, sort_keys=True)
+    # figure data with bare NaN tokens (as format-1 shards had) is restored alike
+    old = cells_frames.json_restore(json.loads('{"scalar": NaN, "curve": [0.5, NaN]}'))
+    assert old["scalar"] is None and old["curve"][0] == 0.5 and np.isnan(old["curve"][1])
 
 
 def test_a_failed_recompute_over_a_stale_shard_is_listed_as_failed(tmp_path, monkeypatch):
     C.results("fake_grid", "smoke", root=tmp_path, progress=False)
     cell = FAKE.cells("smoke")[1]
     p1 = _paths(tmp_path)[1]
-    obj = json.loads(p1.read_text())
-    obj["code_key"] = "0" * 64  # stale: written by other code
-    p1.write_text(json.dumps(obj))
+    _rewrite(p1, code_key="0" * 64)  # stale: written by other code
     assert C.cell_status(FAKE, "smoke", cell, tmp_path) == "stale"
     monkeypatch.setenv("FAKE_CELLS_FAIL", "1")
     with pytest.raises(C.CellsFailedError), pytest.warns(C.StaleShardWarning):
@@ -219,9 +223,7 @@ def test_truncated_and_stale_shards_are_recomputed_with_a_warning(tmp_path):
     p0, p1, p2, _ = _paths(tmp_path)
     text = p0.read_text()
     p0.write_text(text[: len(text) // 2])  # truncated
-    obj = json.loads(p1.read_text())
-    obj["code_key"] = "0" * 64  # written by other code
-    p1.write_text(json.dumps(obj))
+    _rewrite(p1, code_key="0" * 64)  # written by other code
     p2.write_bytes(b"\x00\xff garbage")
     COMPUTED.clear()
     with pytest.warns(C.StaleShardWarning) as record:
@@ -558,11 +560,9 @@ def test_resume_of_a_killed_cell_job_recomputes_missing_truncated_and_foreign_sh
     assert p0.is_file() and p1.is_file() and not p2.exists() and not p3.exists()
     text = p0.read_text()
     p0.write_text(text[: len(text) // 3])
-    obj = json.loads(p1.read_text())
-    obj["code_key"] = "f" * 64
-    obj["rows"]["data"] = [[999 if isinstance(v, float) else v for v in r]
-                           for r in obj["rows"]["data"]]
-    p1.write_text(json.dumps(obj))
+    rows = json.loads(p1.read_text())["result"]["rows"]
+    rows["data"] = [[999 if isinstance(v, float) else v for v in r] for r in rows["data"]]
+    _rewrite(p1, code_key="f" * 64, rows=rows)
     COMPUTED.clear()
     with pytest.warns(C.StaleShardWarning):
         rows, _ = C.results("fake_grid", "smoke", root=root, progress=False)

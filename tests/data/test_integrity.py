@@ -97,13 +97,16 @@ def test_a_strict_file_without_any_checksum_is_refused():
 # --- record-on-first-use -------------------------------------------------------------------
 
 
-def test_first_use_records_the_sha256_in_a_lock_file_and_prints_it(data_home, capsys):
+def test_first_use_records_the_sha256_in_a_lock_file_and_logs_it(data_home, caplog):
     path = _place(data_home, "law_school", "law_school.csv", LAW_CSV)
     df = load("law_school")
     assert len(df) == 2
     lock = data_home / "law_school" / "SHA256SUMS"
     assert lock.read_text() == f"{_sha(LAW_CSV)}  law_school.csv\n"
-    err = capsys.readouterr().err
+    # a warning of the module's logger (shown on stderr without any logging set up)
+    (record,) = [r for r in caplog.records if r.name == "fusionlib.data.store"]
+    err = record.getMessage()
+    assert record.levelname == "WARNING"
     assert _sha(LAW_CSV) in err and str(path) in err and "compare" in err.lower()
     assert sorted(p.name for p in lock.parent.iterdir()) == ["SHA256SUMS", "law_school.csv"]
 
@@ -118,12 +121,12 @@ def test_the_lock_file_is_written_atomically(data_home, monkeypatch):
     assert calls == [data_home / "law_school" / "SHA256SUMS"]
 
 
-def test_later_loads_verify_against_the_recorded_hash(data_home, capsys):
+def test_later_loads_verify_against_the_recorded_hash(data_home, caplog):
     path = _place(data_home, "law_school", "law_school.csv", LAW_CSV)
     dataset_paths("law_school")
-    capsys.readouterr()
+    caplog.clear()
     dataset_paths("law_school")  # unchanged: verified quietly
-    assert capsys.readouterr().err == ""
+    assert caplog.records == []
     changed = LAW_CSV.replace(b"39", b"49")
     path.write_bytes(changed)
     with pytest.raises(DataIntegrityError) as info:
@@ -175,13 +178,13 @@ def test_a_provisioned_download_is_checked_against_the_recorded_hash(data_home, 
     assert not (data_home / "credit_default" / f.name).exists()
 
 
-def test_a_first_download_records_its_hash(data_home, capsys):
+def test_a_first_download_records_its_hash(data_home, caplog):
     spec = get_spec("law_school")
     (f,) = spec.files
     provision_module._install_payload(spec, f.name, LAW_CSV, "https://example")
     lock = data_home / "law_school" / "SHA256SUMS"
     assert lock.read_text() == f"{_sha(LAW_CSV)}  {f.name}\n"
-    assert _sha(LAW_CSV) in capsys.readouterr().err
+    assert _sha(LAW_CSV) in caplog.text
 
 
 def _zip(n_members: int = 3) -> bytes:

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fusionlib.encoding import OneHotEncoder, TabularEncoder
+from fusionlib.encoding import IndicatorEncoder, TabularEncoder
 from fusionlib.errors import InvalidInputError, NotFittedError
 
 
 def test_onehot_layout_is_sorted_and_independent_of_row_order():
     df = pd.DataFrame({"a": ["y", "x", "y"], "b": ["2", "10", "2"]})
-    enc = OneHotEncoder().fit(df)
-    again = OneHotEncoder().fit(df.iloc[::-1])
+    enc = IndicatorEncoder().fit(df)
+    again = IndicatorEncoder().fit(df.iloc[::-1])
     assert list(enc.get_feature_names_out()) == ["a_x", "a_y", "b_10", "b_2"]
     assert list(again.get_feature_names_out()) == list(enc.get_feature_names_out())
     # hand-worked: row 0 (a=y, b=2) -> [0, 1, 0, 1]
@@ -21,20 +21,20 @@ def test_onehot_layout_is_sorted_and_independent_of_row_order():
 
 
 def test_unknown_categories_error_or_zero():
-    enc = OneHotEncoder().fit(pd.DataFrame({"a": ["x", "y"]}))
+    enc = IndicatorEncoder().fit(pd.DataFrame({"a": ["x", "y"]}))
     with pytest.raises(InvalidInputError, match="unseen"):
         enc.transform(pd.DataFrame({"a": ["z"]}))
-    ign = OneHotEncoder(handle_unknown="ignore").fit(pd.DataFrame({"a": ["x", "y"]}))
+    ign = IndicatorEncoder(handle_unknown="ignore").fit(pd.DataFrame({"a": ["x", "y"]}))
     assert ign.transform(pd.DataFrame({"a": ["z"]})).tolist() == [[0.0, 0.0]]
 
 
 def test_onehot_bad_input():
     with pytest.raises(NotFittedError):
-        OneHotEncoder().transform(pd.DataFrame({"a": ["x"]}))
+        IndicatorEncoder().transform(pd.DataFrame({"a": ["x"]}))
     with pytest.raises(InvalidInputError, match="handle_unknown"):
-        OneHotEncoder(handle_unknown="skip").fit(pd.DataFrame({"a": ["x"]}))
+        IndicatorEncoder(handle_unknown="skip").fit(pd.DataFrame({"a": ["x"]}))
     with pytest.raises(InvalidInputError, match="missing values"):
-        OneHotEncoder().fit(pd.DataFrame({"a": ["x", None]}))
+        IndicatorEncoder().fit(pd.DataFrame({"a": ["x", None]}))
 
 
 def test_tabular_encoder_refuses_inf_at_fit_nan_at_transform_and_nan_to_decode():

@@ -78,7 +78,7 @@ def test_missing_data_gives_provisional_shards(tmp_path, monkeypatch):
     assert out["disjoint"] == {} and out["em_starts"] is None
     for cell in F.PROTOCOL.cells("smoke"):
         path = C.shard_path(tmp_path, "fairtest_protocol", "smoke", cell.cell_id)
-        assert json.loads(path.read_text())["provisional"] is True
+        assert json.loads(path.read_text())["result"]["provisional"] is True
     F.protocol_results("smoke", root=tmp_path, progress=False)
     assert calls == ["compas", "compas"]  # recomputed, not read
 

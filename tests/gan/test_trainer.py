@@ -258,3 +258,23 @@ def test_sampling_more_rows_than_memory_holds_is_a_clear_error():
     with pytest.raises(InvalidInputError, match="n=1,000,000,000,000 rows.*memory.*fewer rows"):
         tr.sample(10**12)
     assert tr.sample(5).shape == (5, 2)
+
+
+def test_a_training_run_logs_progress_at_a_steady_interval(monkeypatch, caplog):
+    """Progress lines (iteration, losses, elapsed, time left) go to the module's logger, so the
+    log of a long job says where it is; with the interval at 0 s every iteration reports, with
+    the default (60 s) a short run reports once, at its end. Training is not changed."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="fusionlib.gan.trainer")
+    quiet = make().fit(DATA, 6)
+    lines = [r.getMessage() for r in caplog.records if r.name == "fusionlib.gan.trainer"]
+    assert len(lines) == 1 and "iteration 6/6 (100.0%)" in lines[0]
+    caplog.clear()
+    monkeypatch.setenv("FUSIONLIB_PROGRESS_SECONDS", "0")
+    chatty = make().fit(DATA, 6)
+    lines = [r.getMessage() for r in caplog.records if r.name == "fusionlib.gan.trainer"]
+    assert len(lines) == 7  # every iteration, then the end
+    assert "iteration 3/6 (50.0%)" in lines[2] and "elapsed" in lines[2] and "left" in lines[2]
+    assert "losses " in lines[2] and "=" in lines[2].split("losses ")[1]
+    assert same(weights(quiet), weights(chatty))

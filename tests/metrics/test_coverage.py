@@ -92,7 +92,7 @@ def test_knn_distances_are_sorted_and_exact():
 
 
 def test_single_thread_blas_limits_and_restores():
-    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threadpoolctl
 
     def blas_threads() -> list[int]:
         return [m["num_threads"] for m in threadpoolctl.threadpool_info()

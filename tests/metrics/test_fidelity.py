@@ -83,6 +83,24 @@ def test_agrees_with_sdmetrics_on_random_categorical_frames(seed):
     assert_allclose(ours_cs.to_numpy(), expected_cs, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sdmetrics_calling_convention_gives_sdmetrics_numbers(seed):
+    """TVComplement.compute(column, column) and ContingencySimilarity.compute(pair, pair), class
+    methods with SDMetrics' argument names, as SDMetrics' metrics are called."""
+    from sdmetrics.column_pairs import ContingencySimilarity as SdCS
+    from sdmetrics.single_column import TVComplement as SdTV
+
+    rng = np.random.default_rng(seed)
+    real = pd.DataFrame({"p": rng.choice(list("abc"), 80), "q": rng.choice(list("xy"), 80)})
+    syn = pd.DataFrame({"p": rng.choice(list("abcd"), 60), "q": rng.choice(list("xy"), 60)})
+    # rel 1e-7: SDMetrics adds 1e-6 to the real count of a category seen only in synthetic rows
+    assert TVComplement.compute(real_data=real["p"], synthetic_data=syn["p"]) == \
+        pytest.approx(SdTV.compute(real_data=real["p"], synthetic_data=syn["p"]), rel=1e-7)
+    assert ContingencySimilarity.compute(real_data=real, synthetic_data=syn) == \
+        pytest.approx(SdCS.compute(real_data=real, synthetic_data=syn), rel=1e-7)
+    assert TVComplement().compute(real, syn) == TVComplement.compute(real, syn)  # instances too
+
+
 def test_dtype_mismatch_raises_with_fix_in_message():
     real = pd.DataFrame({"y": [0, 1, 1]})
     syn = pd.DataFrame({"y": ["0", "1", "1"]})

@@ -76,15 +76,17 @@ class JointEstimator(BaseEstimator):
         self._fit(pair)
         return self
 
-    def sample(self, n: int, seed: int) -> pd.DataFrame:
+    def sample(self, n: int, seed: int = 0) -> pd.DataFrame:
         """Draw ``n`` complete rows (all columns, values as ``str``).
 
         Parameters
         ----------
         n : int
             Number of rows, > 0.
-        seed : int
-            Seed of the local random generator; the same seed gives the same rows.
+        seed : int, default 0
+            Seed of the local random generator; the same seed gives the same rows (without
+            one, ``sample(n)`` draws the documented default stream 0, as SDV's ``sample``
+            needs no seed).
 
         Returns
         -------

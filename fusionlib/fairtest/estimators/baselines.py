@@ -244,8 +244,9 @@ class CTGANBaseline(BaseEstimator):
         self.losses_ = model.loss_values
         return self
 
-    def sample(self, n: int, seed: int) -> pd.DataFrame:
-        """Draw ``n`` rows (values as ``str``); the same seed gives the same rows."""
+    def sample(self, n: int, seed: int = 0) -> pd.DataFrame:
+        """Draw ``n`` rows (values as ``str``); the same seed gives the same rows (default 0: a
+        fixed, documented stream, so ``sample(n)`` needs no seed, as SDV's does)."""
         if not hasattr(self, "model_"):
             raise NotFittedError(
                 "this CTGANBaseline is not fitted yet; call fit(complete_training_table) "
