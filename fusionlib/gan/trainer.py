@@ -68,10 +68,19 @@ class _ProgressLog:
         self.last = now
         done, elapsed = iteration - self.start, now - self.t0
         left = elapsed / done * (self.total - iteration) if done > 0 else float("nan")
-        shown = " ".join(f"{k}={v:.4g}" for k, v in losses.items())
+        shown = " ".join(f"{k}={_loss_text(v)}" for k, v in losses.items())
         logger.info("%s: iteration %d/%d (%.1f%%), losses %s, elapsed %s, about %s left",
                     self.name, iteration, self.total, 100.0 * iteration / self.total,
                     shown or "-", _clock(elapsed), _clock(left))
+
+
+def _loss_text(value: object) -> str:
+    """A loss for a progress line: one number, or the mean over repetitions of a stacked step."""
+    if isinstance(value, (list, tuple)):
+        finite = [float(v) for v in value if math.isfinite(float(v))]
+        mean = sum(finite) / len(finite) if finite else float("nan")
+        return f"{mean:.4g} (mean of {len(value)})"
+    return f"{float(value):.4g}"
 
 
 def _clock(seconds: float) -> str:

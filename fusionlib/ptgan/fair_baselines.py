@@ -8,7 +8,7 @@ FairWGANGP (Rajabi and Garibay 2022, "TabFairGAN")
     generator's *soft* outputs (the Gumbel-softmax blocks of ``Y`` and ``A``), so the term is
     differentiable: ``E[Y~ | A~ = 1] = sum_i y_i a_i / sum_i a_i`` with ``y_i``, ``a_i`` the
     probabilities of ``Y = 1`` and ``A = 1`` of row ``i``. This follows the papers' absolute
-    difference; TabFairGAN's public code uses a signed term (REFERENCE.md).
+    difference; TabFairGAN's public code uses a signed term.
 
 GeoRepair (Feldman et al. 2015), geometric repair in *value* space (Appendix D.3)
     each covariate ``c`` of a row of group ``a`` becomes

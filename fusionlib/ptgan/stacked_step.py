@@ -35,7 +35,12 @@ from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
 from fusionlib.gan.step import Batch, OptimizerSpec, TrainingStep
 from fusionlib.ptgan.config import GANConfig
 from fusionlib.ptgan.objectives import StepInputs
-from fusionlib.ptgan.tempering import TemperedBatch, temperature
+from fusionlib.ptgan.tempering import (
+    TemperedBatch,
+    minibatch_alpha,
+    n_tempered,
+    temperature,
+)
 
 __all__ = ["StackedPTGANStep"]
 
@@ -137,7 +142,7 @@ class StackedPTGANStep(TrainingStep):
             u = torch.stack([torch.rand(4, n, generator=g, device=dev) for g in rng])
             pairs = _rows(x, rows, idx)
             xa, xb = pairs[:, :n], pairs[:, n:]
-            alpha1 = torch.where(u[:, 0] < cfg.r, 1.0, u[:, 1])
+            alpha1 = _stacked_alpha(u[:, 0], u[:, 1], cfg.r, rng, cfg.alpha_share)
             alpha2, nu = u[:, 2], u[:, 3]
             q1 = torch.lerp(xb, xa, alpha1.unsqueeze(-1))
             q2 = torch.lerp(xb, xa, alpha2.unsqueeze(-1))
@@ -232,3 +237,21 @@ class StackedPTGANStep(TrainingStep):
         t = temperature(a) if cfg.conditional else None
         with eval_mode(self.generator):
             return self.generator(z, t, generator=rng)
+
+
+def _stacked_alpha(keep: torch.Tensor, uniform: torch.Tensor, r: float, rng,
+                   share: str) -> torch.Tensor:
+    """alpha1 of R minibatches, (R, n): repetition i's row is
+    :func:`~fusionlib.ptgan.tempering.minibatch_alpha` of its draws and its generator."""
+    if share == "per_row":
+        return torch.where(keep < r, 1.0, uniform)
+    k, frac = n_tempered(keep.shape[1], r)
+    if frac > 0:  # each repetition draws its own count (k or k + 1) from its own generator
+        return torch.stack([minibatch_alpha(keep[i], uniform[i], r, g, share)
+                            for i, g in enumerate(rng)])
+    if k == 0:
+        return torch.ones_like(uniform)
+    if k >= keep.shape[1]:
+        return uniform
+    threshold = torch.kthvalue(keep, k, dim=1, keepdim=True).values
+    return torch.where(keep <= threshold, uniform, 1.0)

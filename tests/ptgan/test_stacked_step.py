@@ -229,3 +229,26 @@ def test_stacked_synthesizer_with_one_seed_is_bitwise_tabular_ptgan():
     assert not np.array_equal(x[0], x[1])  # other seed, other repetition
     with pytest.raises(InvalidInputError, match="one seed per repetition"):
         two.sample_encoded(5, [1])
+
+
+@pytest.mark.parametrize("share, r", [("fixed", 0.9), ("fixed", 0.95), ("per_row", 0.9)])
+def test_one_repetition_is_bitwise_the_unstacked_step_for_every_alpha_share(share, r):
+    # batch 32: (1 - 0.95) * 32 = 1.6 tempered rows, so the fixed share draws k = 1 or 2 per
+    # minibatch from each repetition's generator; 0.9 * 32 gives 3.2 (not whole either)
+    from dataclasses import replace
+
+    cfg = replace(config("pt+cp"), r=r, alpha_share=share)
+    a, b = separate(cfg, 5, 8, True), stacked(cfg, [5], 8, True)
+    sa, sb = states(a), states(b, 0)
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_fixed_share_stacked_alpha_tempers_exactly_the_share_per_repetition():
+    from fusionlib.gan.stacked import GeneratorBank
+    from fusionlib.ptgan.stacked_step import _stacked_alpha
+
+    bank = GeneratorBank.from_seeds([1, 2, 3, 4], "t")
+    keep, uniform = torch.rand(4, 100), torch.rand(4, 100)
+    alpha = _stacked_alpha(keep, uniform, 0.9, bank, "fixed")
+    assert alpha.shape == (4, 100)
+    assert ((alpha < 1.0).sum(dim=1) == 10).all()  # (1 - 0.9) * 100 rows in every minibatch
