@@ -40,7 +40,8 @@ def public_modules(name: str) -> list[str]:
 
 #: members every scikit-learn estimator inherits; documented by scikit-learn, not here
 _SKLEARN = ("get_params, set_params, get_metadata_routing, set_fit_request, "
-            "set_score_request, set_transform_request, set_predict_request")
+            "set_score_request, set_transform_request, set_inverse_transform_request, "
+            "set_predict_request, set_partial_fit_request, set_output")
 
 
 class ApiModules(Directive):
