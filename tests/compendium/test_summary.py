@@ -115,3 +115,26 @@ def test_describe_figure_reads_titles_and_labels():
     assert describe_figure(fig) == ("Figure: Downstream AUC. Panels: RF (x: iteration, y: AUC); "
                                     "SVM (x: iteration).")
     plt.close(fig)
+
+
+def test_every_chapter_that_reads_cells_names_registered_experiments():
+    from fusionlib.compendium.cells_registry import experiment_names
+    from fusionlib.compendium.summary import chapter_experiments
+
+    known = set(experiment_names())
+    chapters = load_chapters().index
+    reading = {c: chapter_experiments(c) for c in chapters}
+    assert reading["ptgan_toys"] == ["ptgan_ring", "ptgan_mixup", "ptgan_fig11"]
+    assert reading["data"] == []  # reads no cells
+    for chapter, names in reading.items():
+        assert set(names) <= known, (chapter, set(names) - known)
+
+
+def test_the_box_says_where_the_numbers_came_from(tmp_path):
+    from fusionlib.compendium.summary import chapter_experiments
+
+    box = chapter_summary("ptgan_tabular", _claims(), "cpu",
+                          origin="Results at scale cpu: 3 of 3 cells, 3 computed on this machine.")
+    assert "**Where the numbers came from.** Results at scale cpu: 3 of 3 cells" in box
+    assert "Where the numbers came from" not in chapter_summary("ptgan_tabular", _claims(), "cpu")
+    assert chapter_experiments("ptgan_tabular", tmp_path / "absent.yaml") == []
