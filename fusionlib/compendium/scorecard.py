@@ -24,8 +24,8 @@ __all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "in
 INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
 #: declared statuses of items without claims; "checked" is computed from the claims. "proof
 #: only": a lemma with no numerical content of its own to check (the chapter says why)
-ITEM_STATUSES = ("checked", "used, no claim", "not built yet", "not run", "not checkable",
-                 "proof only")
+ITEM_STATUSES = ("checked", "settings only", "extension only", "used, no claim", "not built yet",
+                 "not run", "not checkable", "proof only")
 
 
 def collect_claims(executed: str | Path, *, exclude: tuple[str, ...] = ("scorecard",)
@@ -62,9 +62,11 @@ def inventory_status(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFr
     An item is "checked" when a claim of its seed of kind ``result`` or ``theory`` names its
     label in ``where`` (``"Figure 1 / Figure 9"`` names both) *and computed something* (its
     verdict is not "not run"): settings echoed back and our extensions do not make an item
-    checked. Otherwise the item keeps its declared status, except that an item declared
-    "checked" without such a claim in this build becomes "not run". The counts cover every
-    claim naming the item, of any kind.
+    checked. Otherwise an item whose computed claims only echo the paper's settings (an
+    architecture table, a list of defaults) is "settings only", one with only our extensions'
+    claims computed is "extension only"; any other keeps its declared status, except that an
+    item declared "checked" without such a claim in this build becomes "not run". The counts
+    cover every claim naming the item, of any kind.
     """
     out = inventory.copy()
     counts: dict[str, list[int]] = {v: [] for v in ("claims", *VERDICTS)}
@@ -75,10 +77,12 @@ def inventory_status(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFr
         counts["claims"].append(len(mine))
         for v in VERDICTS:
             counts[v].append(int((mine["verdict"] == v).sum()) if len(mine) else 0)
-        computed = (mine["kind"].isin(COUNTED_KINDS) & (mine["verdict"] != "not run")).any() \
-            if len(mine) else False
+        ran = mine[mine["verdict"] != "not run"] if len(mine) else mine
+        kinds = set(ran["kind"]) if len(ran) else set()
         declared = "not run" if item.status == "checked" else item.status
-        status.append("checked" if computed else declared)
+        status.append("checked" if kinds & set(COUNTED_KINDS) else
+                      "settings only" if "setting" in kinds else
+                      "extension only" if "extension" in kinds else declared)
     out["status"] = status
     for k, v in counts.items():
         out[k] = v

@@ -68,3 +68,23 @@ def test_proof_only_is_a_declared_status_that_a_claim_overrides(tmp_path):
     inv.to_csv(path, index=False)
     with pytest.raises(InvalidInputError, match="proof only"):
         load_inventory(path)
+
+
+def test_an_item_with_only_settings_or_extensions_computed_says_so():
+    from fusionlib.compendium.claims import claims_frame, make_claim
+
+    inv = pd.DataFrame({"item_id": ["a", "b", "c"], "seed_file": ["001"] * 3,
+                        "kind": ["table"] * 3, "label": ["Table 9", "Table 2", "Table 4"],
+                        "title": [""] * 3, "chapter": [""] * 3,
+                        "status": ["checked"] * 3, "reason": [""] * 3})
+    claims = claims_frame([
+        make_claim("001-T9-w", "001", "Table 9", "width", 64, 64, kind="setting", scale="cpu",
+                   tolerance=0, experiment="e"),
+        make_claim("001-T2-x", "001", "Table 2", "ours", 0.1, 0.1, kind="extension",
+                   scale="cpu", experiment="e", tolerance=0.1),
+        make_claim("001-T4-w", "001", "Table 4", "width", 64, None, kind="setting",
+                   scale="cpu", experiment="e", not_run="paper scale only")])
+    out = inventory_status(inv, claims)
+    # a not-run setting computes nothing: the item declared checked is "not run"
+    assert list(out["status"]) == ["settings only", "extension only", "not run"]
+    assert coverage_summary(out).loc["all", "checked"] == 0
