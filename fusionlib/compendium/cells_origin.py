@@ -37,7 +37,8 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
 __all__ = ["GPU_RTOL", "GPU_ATOL", "installed_from_bundles", "bundle_origin", "origin_text",
-           "origin_summary", "verify_bundle"]
+           "origin_summary", "verify_bundle", "chapter_experiments", "origin_line",
+           "WORKFLOW_CONFIG"]
 
 
 def installed_from_bundles(root: str | os.PathLike[str] | None = None
@@ -131,6 +132,31 @@ def origin_summary(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | 
                        last=max(got["last"], src["last"]))
     text = origin_text({"cells": total, "present": present, "sources": list(groups.values())})
     return f"Results at scale {scale}: {text}."
+
+
+#: the workflow's configuration: which experiments each chapter reads (absent in an installed
+#: package, where a chapter then says nothing about where its numbers came from)
+WORKFLOW_CONFIG = Path(__file__).resolve().parents[2] / "workflow" / "config.yaml"
+
+
+def chapter_experiments(chapter: str, config: str | os.PathLike[str] | None = None) -> list[str]:
+    """The experiments whose shards ``chapter`` reads (``notebooks`` in
+    ``workflow/config.yaml``); empty for a chapter that reads none, or outside a checkout."""
+    config = Path(config) if config is not None else WORKFLOW_CONFIG
+    if not config.is_file():
+        return []
+    import yaml
+
+    data = yaml.safe_load(config.read_text()) or {}
+    return [str(e) for e in ((data.get("notebooks") or {}).get(chapter) or [])]
+
+
+def origin_line(chapter: str, scale: str, seed: int = 0, *,
+                root: str | os.PathLike[str] | None = None) -> str | None:
+    """Where the numbers of ``chapter`` came from: :func:`origin_summary` over the experiments
+    it reads (:func:`chapter_experiments`); None for a chapter that reads no cells."""
+    names = [n for n in chapter_experiments(chapter) if n in experiment_names()]
+    return origin_summary(scale, seed=seed, root=root, experiments=names) if names else None
 
 
 # ----------------------------------------------------------------------------- verify

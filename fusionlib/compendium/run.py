@@ -273,6 +273,11 @@ class Run:
             config=self.config, device_used=self.device, files=sorted(set(self._files)),
             n_claims=len(frame), wall_time_s=round(time.perf_counter() - self._t0, 2),
         )
+        # where the cells this chapter read came from (this machine, another, a bundle); the
+        # runner shows it in the chapter's opening box
+        from fusionlib.compendium.cells_origin import origin_line
+
+        record["origin"] = origin_line(self.name, self.scale, self.seed)
         atomic_write_json(self.results_dir / "provenance.json", record)
         atomic_write_json(self.results_dir / "figures.json", self._figures)
         return record

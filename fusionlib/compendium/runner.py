@@ -171,7 +171,7 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
     if path.stem == SCORECARD:
         fold_code(executed)
     else:  # the answer first: the opening box from the chapter's claims, code folded
-        dress_chapter(executed, path.stem, partial, scale, int(parameters.get("seed", 0)))
+        dress_chapter(executed, path.stem, partial, scale)
     nbformat.write(executed, str(failed))
     target = out_dir / f"{path.stem}.ipynb"
     old = out_dir.resolve() / f".{path.stem}.old"

@@ -24,13 +24,9 @@ from fusionlib.compendium.verdicts import COUNTED_KINDS, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["CHAPTERS", "SUMMARY_CLASS", "MARKS", "SCALE_MEANING", "load_chapters",
-           "chapter_summary", "chapter_experiments", "origin_line", "insert_summary", "fold_code",
-           "label_figures", "dress_chapter", "WORKFLOW_CONFIG"]
+           "chapter_summary", "insert_summary", "fold_code", "label_figures", "dress_chapter"]
 
 CHAPTERS = Path(__file__).resolve().parent / "chapters.csv"
-#: the workflow's configuration: which experiments each chapter reads (absent in an installed
-#: package, where a chapter's box then says nothing about where its numbers came from)
-WORKFLOW_CONFIG = Path(__file__).resolve().parents[2] / "workflow" / "config.yaml"
 #: the CSS class of the box (tools/check_html.py looks for it on every chapter page)
 SUMMARY_CLASS = "chapter-summary"
 #: one mark per verdict, shown beside the word (never instead of it)
@@ -63,36 +59,13 @@ def _counts_text(claims: pd.DataFrame) -> str:
     return " · ".join(parts) if parts else "none"
 
 
-def chapter_experiments(chapter: str, config: str | Path | None = None) -> list[str]:
-    """The experiments whose shards ``chapter`` reads (``notebooks`` in
-    ``workflow/config.yaml``); empty for a chapter that reads none, or outside a checkout."""
-    config = Path(config) if config is not None else WORKFLOW_CONFIG
-    if not config.is_file():
-        return []
-    import yaml
-
-    data = yaml.safe_load(config.read_text()) or {}
-    return [str(e) for e in ((data.get("notebooks") or {}).get(chapter) or [])]
-
-
-def origin_line(chapter: str, scale: str, seed: int = 0) -> str | None:
-    """Where the numbers of ``chapter`` came from: its experiments' shards at ``scale``
-    (this machine, another one, or a results bundle; :func:`~fusionlib.compendium.cells_origin.
-    origin_summary`); None for a chapter that reads no cells."""
-    names = chapter_experiments(chapter)
-    if not names:
-        return None
-    from fusionlib.compendium.cells_origin import origin_summary
-
-    return origin_summary(scale, seed=seed, experiments=names)
-
-
 def chapter_summary(chapter: str, claims: pd.DataFrame, scale: str, *,
                     chapters: pd.DataFrame | None = None,
                     conclusions: pd.DataFrame | None = None,
                     origin: str | None = None) -> str:
     """The box (MyST Markdown) for ``chapter`` from its claims at ``scale``; ``origin``: one
-    line saying where its cells' results came from (:func:`origin_line`)."""
+    line saying where its cells' results came from
+    (:func:`~fusionlib.compendium.cells_origin.origin_line`, recorded by ``Run.finish``)."""
     chapters = load_chapters() if chapters is None else chapters
     if chapter in chapters.index:
         row = chapters.loc[chapter]
@@ -212,15 +185,17 @@ def label_figures(nb: Any, figures: dict[str, str]) -> int:
     return labelled
 
 
-def dress_chapter(nb: Any, chapter: str, results: Path, scale: str, seed: int = 0) -> None:
-    """Insert the opening box (from ``results/claims.csv``, with where its cells' results came
-    from), fold the code and give the figures their alternative text (``results/figures.json``)."""
+def dress_chapter(nb: Any, chapter: str, results: Path, scale: str) -> None:
+    """Insert the opening box (from ``results/claims.csv``, and where its cells' results came
+    from: ``origin`` in ``results/provenance.json``), fold the code and give the figures their
+    alternative text (``results/figures.json``)."""
     from fusionlib.compendium.claims import read_claims
 
     path = Path(results) / "claims.csv"
     claims = read_claims([path]) if path.is_file() else read_claims([])
-    insert_summary(nb, chapter_summary(chapter, claims, scale,
-                                       origin=origin_line(chapter, scale, seed)))
+    prov = Path(results) / "provenance.json"
+    origin = json.loads(prov.read_text()).get("origin") if prov.is_file() else None
+    insert_summary(nb, chapter_summary(chapter, claims, scale, origin=origin))
     fold_code(nb)
     fig_file = Path(results) / "figures.json"
     label_figures(nb, json.loads(fig_file.read_text()) if fig_file.is_file() else {})

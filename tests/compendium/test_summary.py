@@ -118,8 +118,8 @@ def test_describe_figure_reads_titles_and_labels():
 
 
 def test_every_chapter_that_reads_cells_names_registered_experiments():
+    from fusionlib.compendium.cells_origin import chapter_experiments
     from fusionlib.compendium.cells_registry import experiment_names
-    from fusionlib.compendium.summary import chapter_experiments
 
     known = set(experiment_names())
     chapters = load_chapters().index
@@ -131,10 +131,27 @@ def test_every_chapter_that_reads_cells_names_registered_experiments():
 
 
 def test_the_box_says_where_the_numbers_came_from(tmp_path):
-    from fusionlib.compendium.summary import chapter_experiments
+    from fusionlib.compendium.cells_origin import chapter_experiments, origin_line
 
     box = chapter_summary("ptgan_tabular", _claims(), "cpu",
                           origin="Results at scale cpu: 3 of 3 cells, 3 computed on this machine.")
     assert "**Where the numbers came from.** Results at scale cpu: 3 of 3 cells" in box
     assert "Where the numbers came from" not in chapter_summary("ptgan_tabular", _claims(), "cpu")
     assert chapter_experiments("ptgan_tabular", tmp_path / "absent.yaml") == []
+    assert origin_line("data", "smoke") is None  # reads no cells
+    line = origin_line("ptgan_tabular", "smoke", root=tmp_path)
+    assert line.startswith("Results at scale smoke: 0 of 4 cells")
+
+
+def test_dress_chapter_reads_the_origin_that_the_run_recorded(tmp_path):
+    import json
+
+    from fusionlib.compendium.summary import dress_chapter
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
+                                         nbformat.v4.new_code_cell("x = 1")])
+    _claims().to_csv(tmp_path / "claims.csv", index=False)
+    (tmp_path / "provenance.json").write_text(json.dumps({"origin": "Results at scale cpu: X."}))
+    dress_chapter(nb, "ptgan_tabular", tmp_path, "cpu")
+    text = "".join(c.source for c in nb.cells)
+    assert "**Where the numbers came from.** Results at scale cpu: X." in text
