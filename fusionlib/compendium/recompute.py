@@ -4,8 +4,8 @@ The Makefile asks this module which chapter registers the claim (``locate``), ru
 chapter's cells and notebook through the workflow (nothing else), then asks it for the new row
 (``show``)::
 
-    python -m fusionlib.compendium.recompute locate 001-T3-adult-nd-pt+cp-RF
-    python -m fusionlib.compendium.recompute show 001-T3-adult-nd-pt+cp-RF
+    python -m fusionlib.compendium.recompute locate 001-T3-adult-nd-pt_cp-RF
+    python -m fusionlib.compendium.recompute show 001-T3-adult-nd-pt_cp-RF
 
 A claim is found in the ``claims.csv`` of the executed chapters (``--out``, default
 ``book/executed``); an unknown id is an error that lists the nearest known ids.
