@@ -92,6 +92,15 @@ class ConvergenceRule:
 DEFAULT_RULE = ConvergenceRule()
 
 
+def _ratio(value: float, floor: float) -> float:
+    """``value / floor``; a floor of 0 (two real samples that coincide, e.g. a source of few
+    discrete values, where every held-out row has an exact twin) gives 0 for a value of 0 and
+    inf otherwise, never a division error."""
+    if floor > 0:
+        return value / floor
+    return 0.0 if value <= 0 else float("inf")
+
+
 def _standardised(ref: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
     mu, sd = ref.mean(axis=0), ref.std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)
@@ -165,8 +174,8 @@ class HeldoutCriterion:
             fm, fc = self.floors[k]
             c = float(dist.mean())
             rows.append({"source": self.names[k], "mmd": m, "mmd_floor": fm,
-                         "coverage": c, "coverage_floor": fc, "mmd_ratio": m / fm,
-                         "coverage_ratio": c / fc,
+                         "coverage": c, "coverage_floor": fc, "mmd_ratio": _ratio(m, fm),
+                         "coverage_ratio": _ratio(c, fc),
                          "uncovered": float((dist > self.radius[k]).mean())})
         out = pd.DataFrame(rows)
         out["learned"] = ((out["mmd_ratio"] <= self.rule.mmd_factor)

@@ -124,3 +124,17 @@ def test_a_missing_small_mode_leaves_rows_uncovered_and_fails_the_check():
     main_only = rng.normal(size=(400, 3))  # the 5 % mode missing
     res = crit.evaluate(main_only, seed=1)
     assert (res["uncovered"] > 0.03).all() and not res["learned"].any()
+
+
+def test_a_source_of_few_discrete_values_has_a_zero_coverage_floor_and_no_division_error():
+    # every held-out row has an exact twin among the training rows: the coverage floor is 0
+    # (seed 1 of the cpu benchmark hit this on German credit: ZeroDivisionError)
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 2, size=(600, 2)).astype(float)
+    crit = HeldoutCriterion([values[:300]], [values[300:]], [[0, 1]], ConvergenceRule(rows=200),
+                            seed=0, names=["A"])
+    assert crit.floors[0][1] == 0.0
+    exact = crit.evaluate(rng.integers(0, 2, size=(300, 2)).astype(float), seed=1)
+    assert exact["coverage_ratio"].iloc[0] == 0.0
+    off = crit.evaluate(rng.integers(0, 2, size=(300, 2)) + 0.5, seed=1)
+    assert off["coverage_ratio"].iloc[0] == float("inf") and not off["learned"].iloc[0]
