@@ -21,6 +21,16 @@ never the truth of a simulation; it checks the laws the sources
 identify (each source's own columns), not the cross-source dependence that no source observes
 (the identification study's subject).
 
+**Weighted runs** (section D) aim at each source's law *reweighted* by its weights ``w`` (the
+discriminator's optimum for a loss with weighted real terms is ``w p / (w p + q)``, so the
+generator's target is ``q = w p``; the origin project's weighted sampling squares ``w``). Their
+check compares the generator with that law: the held-out rows are drawn with probability
+proportional to the weighting function evaluated at them
+(:func:`fusionlib.fusion.weighting.weights_at`, fitted on the training rows only), and the
+floor's training rows with probability proportional to the run's own training weights, both
+with replacement. Checked against the unweighted law instead, a generator that has converged
+to its target fails whenever the weights move much mass, exactly like one that has not learned.
+
 The default multiples (MMD 5x, coverage 2.5x the floor, 400 held-out rows) were read off trial
 runs of the FusionGAN chapter's mixture (5 seeds, 2,000 rows per source, checks every 20
 epochs): generators collapsed onto one or two of the three modes sat well above them (but
@@ -122,13 +132,24 @@ class HeldoutCriterion:
         Stream of the floor's training subsample and of the metrics' internal draws.
     names:
         Source names (for the rows of :meth:`evaluate`).
+    weights:
+        ``None`` (an unweighted run) or, per source, ``None`` or a pair ``(w_train,
+        w_holdout)`` of positive weights of its training and held-out rows: the law the run
+        aims at (see the module docstring); the rows of the check are then drawn with
+        probability proportional to them, with replacement.
     """
 
     def __init__(self, train: Sequence[np.ndarray], holdout: Sequence[np.ndarray],
                  indices: Sequence[Sequence[int]], rule: ConvergenceRule = DEFAULT_RULE, *,
-                 seed: object = 0, names: Sequence[str] | None = None) -> None:
+                 seed: object = 0, names: Sequence[str] | None = None,
+                 weights: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None
+                 ) -> None:
         if not (len(train) == len(holdout) == len(indices)):
             raise InvalidInputError("give training rows, held-out rows and indices per source")
+        weights = [None] * len(train) if weights is None else list(weights)
+        if len(weights) != len(train):
+            raise InvalidInputError(f"give weights for each of the {len(train)} sources (or "
+                                    f"None), got {len(weights)}")
         self.rule, self.seed = rule, seed
         self.indices = [list(i) for i in indices]
         self.names = [str(n) for n in (names or range(len(train)))]
@@ -140,13 +161,29 @@ class HeldoutCriterion:
                 raise InvalidInputError(
                     f"source {self.names[k]!r} has {len(ho)} held-out rows; the convergence "
                     "check needs at least 10 (raise holdout or give more rows)")
-            h = ho[numpy_rng(seed, "holdout-rows", k).choice(len(ho), m, replace=False)]
-            t = tr[numpy_rng(seed, "floor", k).choice(len(tr), m, replace=False)]
+            if weights[k] is None:
+                h = ho[numpy_rng(seed, "holdout-rows", k).choice(len(ho), m, replace=False)]
+                t = tr[numpy_rng(seed, "floor", k).choice(len(tr), m, replace=False)]
+            else:
+                w_tr, w_ho = (self._probabilities(self.names[k], part, w, len(rows))
+                              for part, w, rows in zip(("training", "held-out"), weights[k],
+                                                       (tr, ho), strict=True))
+                h = ho[numpy_rng(seed, "holdout-rows", k).choice(len(ho), m, p=w_ho)]
+                t = tr[numpy_rng(seed, "floor", k).choice(len(tr), m, p=w_tr)]
             hs, ts = _standardised(h, h, t)
             self.holdout.append(h)
             m_floor, dist = self._scores(hs, ts, child(seed, "floor-metric", k))
             self.floors.append((m_floor, float(dist.mean())))
             self.radius.append(2.0 * float(np.quantile(dist, 0.99)))
+
+    @staticmethod
+    def _probabilities(name: str, part: str, w: object, n: int) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise InvalidInputError(
+                f"source {name!r}: the {part} weights must be {n} finite non-negative numbers "
+                f"with a positive sum (one per row), got shape {w.shape}")
+        return w / w.sum()
 
     @property
     def rows(self) -> int:

@@ -128,7 +128,8 @@ class StackedFusionGAN:
         return HeldoutCriterion([xs[n] for n in names],
                                 [m.encoder_.transform(m.holdout_[n], unknown="zeros")
                                  for n in names], indices,
-                                self.convergence, seed=child(m.seed, "convergence"), names=names)
+                                self.convergence, seed=child(m.seed, "convergence"), names=names,
+                                weights=m._target_weights(xs))
 
     def _run(self, callback: CheckCallback | None) -> None:
         rngs = [torch_generator(child(m.seed, "train"), "train") for m in self.models_]

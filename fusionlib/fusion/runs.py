@@ -21,13 +21,14 @@ from fusionlib.errors import FusionlibError
 from fusionlib.fusion.config import FusionConfig
 from fusionlib.fusion.convergence import ConvergenceRule
 from fusionlib.fusion.evaluation import cross_correlations, score, standardise_like
-from fusionlib.fusion.simulate import mixture_sources, rare_share
+from fusionlib.fusion.simulate import mixture_sources, rare_mask, rare_share
 from fusionlib.metrics.coverage import coverage
 from fusionlib.metrics.mmd import mmd
 from fusionlib.metrics.privacy import dcr
 from fusionlib.rng import child
 
-__all__ = ["SETTINGS", "PAIRS", "run_setting", "calibration_error", "calibration_targets"]
+__all__ = ["SETTINGS", "PAIRS", "run_setting", "calibration_error", "calibration_targets",
+           "target_rare_share"]
 
 #: name -> (FusionConfig fields, standardize). "appendix": section C as printed, raw inputs
 SETTINGS: dict[str, tuple[dict[str, Any], bool]] = {
@@ -95,7 +96,21 @@ def _final_row(model, r: int, truth: pd.DataFrame, synth: pd.DataFrame, seed: ob
     row["memorisation_excess"] = max(0.0, mem.closer_to_train_share
                                      - mem.closer_to_train_expected)
     row["calibration_error"], row["calibration_refused"] = calibration_error(truth, synth)
+    row["target_rare_share"] = target_rare_share(m)
     return row
+
+
+def target_rare_share(model) -> float:
+    """The rare-mode share of the law a fitted FusionGAN aims at: each source's training rows
+    reweighted by the run's section D weights (squared with ``weight_sampling``), averaged over
+    the sources (the rare mode is read on columns every source has). The truth's share for
+    uniform weights; a weighted generator that has learned its target sits near this value,
+    not near the truth's."""
+    power, shares = 1 + int(model.config.weight_sampling), []
+    for name in model.sources_:
+        w = np.asarray(model.weights_[name], dtype=np.float64) ** power
+        shares.append(float(w[rare_mask(model.train_[name])].sum() / w.sum()))
+    return float(np.mean(shares))
 
 
 def run_setting(setting: str, *, n: int, epochs: int, every: int, seeds: list, n_eval: int,

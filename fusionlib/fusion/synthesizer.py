@@ -225,7 +225,7 @@ class FusionGAN(BaseEstimator):
             [xs[n] for n in names],
             [enc.transform(self.holdout_[n], unknown="zeros") for n in names],
             [enc.positions(self.train_[n].columns) for n in names], self.convergence,
-            seed=child(self.seed, "convergence"), names=names)
+            seed=child(self.seed, "convergence"), names=names, weights=self._target_weights(xs))
         rows, epoch = [], 0
         while epoch < self.epochs:
             epoch = min(epoch + self.convergence.every, self.epochs)
@@ -308,6 +308,26 @@ class FusionGAN(BaseEstimator):
                                                  seed=child(self.seed, "weights", name),
                                                  **options), dtype=np.float64)
                 for name, x in xs.items()}
+
+    def _target_weights(self, xs: dict[str, np.ndarray]) -> list | None:
+        """Per source, the weights of its training and held-out rows under the law this run
+        aims at (``None`` for uniform weights): the Appendix D weighting function fitted on
+        the training rows (:func:`~fusionlib.fusion.weighting.weights_at`), squared with
+        ``weight_sampling`` (rows drawn in proportion to w *and* weighted in the loss). The
+        held-out check of a weighted run draws its rows with them."""
+        if self.config.weighting == "uniform":
+            return None
+        from fusionlib.fusion.weighting import weights_at
+
+        power, options = 1 + int(self.config.weight_sampling), dict(self.weighting_options or {})
+        out = []
+        for name in self.sources_:
+            hold = self.encoder_.transform(self.holdout_[name], unknown="zeros")
+            w_hold = weights_at(xs[name].astype(np.float64), hold.astype(np.float64),
+                                self.config.weighting, seed=child(self.seed, "weights", name),
+                                **options)
+            out.append((self.weights_[name] ** power, w_hold ** power))
+        return out
 
     # ------------------------------------------------------------------ sample
     def _check_fitted(self) -> None:

@@ -10,7 +10,9 @@ an unweighted one):
 * :func:`density_weights` -- Gaussian kernel density ``p_hat`` on standardised features,
   ``w(x) = 1 / (p_hat(x) + eps)``, clipped at the 99th percentile, normalised to sum ``n``.
 
-:func:`compute_weights` dispatches on a strategy name and rejects unknown options.
+:func:`compute_weights` dispatches on a strategy name and rejects unknown options;
+:func:`weights_at` evaluates the weighting function fitted on the training rows at other rows
+(the held-out rows of a weighted run's convergence check), on the training weights' scale.
 
 Examples
 --------
@@ -37,12 +39,18 @@ from fusionlib.checks import (
     check_positive_int,
 )
 from fusionlib.errors import InvalidInputError
-from fusionlib.fusion.density import DENSITY_METHODS, KERNELS, log_kde_at_points
+from fusionlib.fusion.density import (
+    DENSITY_METHODS,
+    KERNELS,
+    log_kde_at_points,
+    log_kde_of_sample_at,
+)
 from fusionlib.rng import seed_int
 
 __all__ = [
     "STRATEGIES", "KERNELS", "DENSITY_METHODS", "uniform_weights", "cluster_weights",
     "density_weights", "log_kde_at_points", "weights_from_log_density", "compute_weights",
+    "weights_at",
 ]
 
 #: Strategy names accepted by :func:`compute_weights`.
@@ -55,17 +63,31 @@ _OPTIONS = {
 
 
 def _standardize(x: np.ndarray) -> np.ndarray:
-    """Centre every column and divide by its population standard deviation (ddof=0).
+    """Centre every column and divide by its population standard deviation (ddof=0); see
+    :func:`_standardizer`."""
+    return _standardizer(x)(x)
+
+
+def _standardizer(x: np.ndarray):
+    """The standardisation of ``x``'s columns, as a function applicable to other rows:
+    centre every column and divide by its population standard deviation (ddof=0).
 
     A constant column (max == min) is left at exactly 0 after centring instead of being divided
     by 0 (or by a rounding-noise standard deviation, which would blow noise up to unit scale).
     """
-    z = x - x.mean(axis=0)
+    mean = x.mean(axis=0)
+    z = x - mean
     constant = np.ptp(x, axis=0) == 0
     z[:, constant] = 0.0
     scale = z.std(axis=0)
     scale[constant] = 1.0
-    return z / scale
+
+    def apply(rows: np.ndarray) -> np.ndarray:
+        out = rows - mean
+        out[:, constant] = 0.0
+        return out / scale
+
+    return apply
 
 
 def uniform_weights(x: object) -> np.ndarray:
@@ -275,3 +297,79 @@ def compute_weights(x: object, strategy: str, *, seed=0, **options) -> np.ndarra
     if strategy == "cluster":
         return cluster_weights(x, seed=seed, **options)
     return density_weights(x, **options)
+
+
+def weights_at(x: object, points: object, strategy: str, *, seed=0, **options) -> np.ndarray:
+    """The weighting function of ``strategy`` fitted on the training rows ``x``, at ``points``.
+
+    :func:`compute_weights` gives every *training* row its weight; a weighted FusionGAN run
+    aims at the law of the training rows reweighted by them, and its held-out check must
+    compare the generator with held-out rows reweighted by the *same function*. This function
+    evaluates it at other rows, on the scale of the training weights:
+
+    - ``"uniform"``: 1;
+    - ``"cluster"``: the k-means of :func:`cluster_weights` (fitted on ``x`` exactly as there:
+      same standardisation by ``x``'s columns, same seed), a point gets ``n / (|c| k)`` of the
+      training cluster ``c`` nearest to it;
+    - ``"density"``: ``1 / (p_hat(point) + eps)`` with ``p_hat`` the kernel density of the
+      standardised training rows (:func:`~fusionlib.fusion.density.log_kde_of_sample_at`),
+      clipped at the training weights' clip value and rescaled by the training weights'
+      factor.
+
+    With ``points = x`` it returns :func:`compute_weights` ``(x, strategy, ...)`` (up to
+    rounding; tested).
+
+    Parameters
+    ----------
+    x : array-like of shape (n, d)
+        Training rows (what :func:`compute_weights` was given).
+    points : array-like of shape (m, d)
+        Rows to weigh, on the same columns.
+    strategy : str
+        One of :data:`STRATEGIES`.
+    seed, **options
+        As in :func:`compute_weights`.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        Positive float64 weights (they need not sum to ``m``).
+    """
+    check_choice("strategy", strategy, STRATEGIES)
+    check_options(strategy, options, _OPTIONS[strategy])
+    arr, pts = check_array("x", x), check_array("points", points)
+    if pts.shape[1] != arr.shape[1]:
+        raise InvalidInputError(f"points has {pts.shape[1]} columns, x has {arr.shape[1]}; "
+                                "give points on the training rows' columns")
+    if strategy == "uniform":
+        return np.ones(pts.shape[0])
+    n = arr.shape[0]
+    if strategy == "cluster":
+        k = check_positive_int("k", options.get("k", 20))
+        n_init = check_positive_int("n_init", options.get("n_init", 1))
+        standardize = options.get("standardize", True)
+        scale = _standardizer(arr) if standardize else (lambda rows: rows)
+        z = scale(arr)
+        _check_enough_distinct(z, k)
+        km = KMeans(n_clusters=k, n_init=n_init, random_state=seed_int(seed, "kmeans")).fit(z)
+        sizes = np.bincount(km.labels_, minlength=k)
+        if (sizes == 0).any():
+            raise InvalidInputError(f"k-means left {int((sizes == 0).sum())} of k={k} clusters "
+                                    "empty; pass a smaller k")
+        return n / (sizes[km.predict(scale(pts))] * float(k))
+    eps = check_positive("eps", options.get("eps", 1e-8), allow_zero=True)
+    q = _check_clip_quantile(options.get("clip_quantile", 0.99))
+    kde = {o: options[o] for o in ("bandwidth", "kernel", "method", "tree_rtol") if o in options}
+    scale = _standardizer(arr)
+    z = scale(arr)
+
+    def log_w(log_p: np.ndarray) -> np.ndarray:
+        return -np.logaddexp(log_p, math.log(eps)) if eps > 0 else -log_p
+
+    train = log_w(log_kde_at_points(z, **kde))
+    top = train.max()
+    w = np.exp(train - top)
+    clip = float(np.quantile(w, q))
+    factor = n / np.minimum(w, clip).sum()
+    at = log_w(log_kde_of_sample_at(z, scale(pts), **kde))
+    return np.exp(np.minimum(at - top, math.log(clip))) * factor

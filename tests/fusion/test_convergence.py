@@ -138,3 +138,77 @@ def test_a_source_of_few_discrete_values_has_a_zero_coverage_floor_and_no_divisi
     assert exact["coverage_ratio"].iloc[0] == 0.0
     off = crit.evaluate(rng.integers(0, 2, size=(300, 2)) + 0.5, seed=1)
     assert off["coverage_ratio"].iloc[0] == float("inf") and not off["learned"].iloc[0]
+
+
+def skewed_source(n, seed):
+    """One source: 90 % of rows near 0, 10 % near 6 (a rare mode), one column."""
+    rng = np.random.default_rng(seed)
+    rare = rng.random(n) < 0.1
+    return np.where(rare, 6.0, 0.0)[:, None] + rng.normal(size=(n, 1)), rare
+
+
+def balanced(n, seed):
+    """The rare and the common mode in equal shares: the law cluster-like weights aim at."""
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random(n) < 0.5, 6.0, 0.0)[:, None] + rng.normal(size=(n, 1))
+
+
+def test_a_weighted_check_measures_the_reweighted_law():
+    """Weights that give both modes the same mass: records of the 50/50 law are what a
+    converged weighted generator produces; the weighted check passes them and fails the
+    source's own 90/10 law, the unweighted check does the opposite."""
+    (tr, rare_tr), (ho, rare_ho) = skewed_source(1_600, 0), skewed_source(400, 1)
+    w_tr = np.where(rare_tr, 0.5 / rare_tr.mean(), 0.5 / (1 - rare_tr.mean()))
+    w_ho = np.where(rare_ho, 0.5 / rare_ho.mean(), 0.5 / (1 - rare_ho.mean()))
+    rule = ConvergenceRule(rows=400)
+    plain = HeldoutCriterion([tr], [ho], [[0]], rule, seed=0)
+    weighted = HeldoutCriterion([tr], [ho], [[0]], rule, seed=0, weights=[(w_tr, w_ho)])
+    target, own = balanced(400, 2), skewed_source(400, 3)[0]
+    assert weighted.learned(target, seed=1) and not weighted.learned(own, seed=1)
+    assert plain.learned(own, seed=1) and not plain.learned(target, seed=1)
+    unit = HeldoutCriterion([tr], [ho], [[0]], rule, seed=0,
+                            weights=[(np.ones(len(tr)), np.ones(len(ho)))])
+    assert unit.learned(own, seed=1)  # uniform weights: the law itself still passes
+
+
+@pytest.mark.parametrize("weights, match", [
+    ([None, None], "each of the 1 sources"),
+    ([(np.ones(3), np.ones(400))], "training weights must be 1600"),
+    ([(np.ones(1_600), -np.ones(400))], "held-out weights"),
+    ([(np.zeros(1_600), np.ones(400))], "positive sum")])
+def test_weighted_check_rejects_bad_weights(weights, match):
+    (tr, _), (ho, _) = skewed_source(1_600, 0), skewed_source(400, 1)
+    with pytest.raises(InvalidInputError, match=match):
+        HeldoutCriterion([tr], [ho], [[0]], ConvergenceRule(rows=400), weights=weights)
+
+
+def test_a_weighted_fusiongan_is_checked_against_its_reweighted_law():
+    """FusionGAN hands its check the weighting function at the held-out rows (fitted on the
+    training rows) and the training weights, squared with weight_sampling."""
+    from fusionlib.fusion.weighting import compute_weights, weights_at
+
+    cfg = FusionConfig(batch_size=32, hidden=16, latent_dim=8, weighting="cluster")
+    easy = ConvergenceRule(every=1, rows=40, mmd_factor=1e6, coverage_factor=1e6,
+                           uncovered=0.999)
+    m = FusionGAN(1, cfg, convergence=easy, seed=0, weighting_options={"k": 4})
+    m.fit(small_sources())
+    xs = {n: m.encoder_.transform(m.train_[n]) for n in m.sources_}
+    pairs = m._target_weights(xs)
+    for name, (w_tr, w_ho) in zip(m.sources_, pairs, strict=True):
+        np.testing.assert_allclose(w_tr, m.weights_[name])
+        seed = FusionGAN(1, cfg, seed=0).seed
+        from fusionlib.rng import child
+        expected = weights_at(xs[name], m.encoder_.transform(m.holdout_[name]), "cluster",
+                              seed=child(seed, "weights", name), k=4)
+        np.testing.assert_allclose(w_ho, expected)
+        np.testing.assert_allclose(
+            w_tr, compute_weights(xs[name], "cluster", seed=child(seed, "weights", name), k=4))
+    squared = FusionGAN(1, FusionConfig(batch_size=32, hidden=16, latent_dim=8,
+                                        weighting="cluster", weight_sampling=True),
+                        convergence=easy, seed=0, weighting_options={"k": 4})
+    squared.fit(small_sources())
+    for (w_tr, w_ho), (s_tr, s_ho) in zip(pairs, squared._target_weights(xs), strict=True):
+        np.testing.assert_allclose(s_tr, w_tr ** 2)
+        np.testing.assert_allclose(s_ho, w_ho ** 2)
+    assert FusionGAN(1, FusionConfig(batch_size=32, hidden=16, latent_dim=8),
+                     seed=0).fit(small_sources())._target_weights(xs) is None

@@ -285,3 +285,44 @@ def test_exact_kde_tiling_covers_every_pair_once(monkeypatch, rows, cols):
         z = np.random.default_rng(n).normal(size=(n, 3))
         reference = KernelDensity(bandwidth=0.5).fit(z).score_samples(z)
         np.testing.assert_allclose(log_kde_at_points(z, method="exact"), reference, atol=1e-12)
+
+
+@pytest.mark.parametrize("strategy, options", [
+    ("uniform", {}), ("cluster", {}), ("cluster", {"k": 3, "standardize": False}),
+    ("density", {}), ("density", {"clip_quantile": 1.0, "eps": 0.0}),
+    ("density", {"bandwidth": 1.0, "kernel": "epanechnikov"})])
+def test_weights_at_the_training_rows_are_the_training_weights(strategy, options):
+    from fusionlib.fusion.weighting import weights_at
+
+    rng = np.random.default_rng(4)
+    x = np.vstack([rng.normal(0, 1, (200, 3)), rng.normal(5, 1, (20, 3))])
+    x[:, 2] = 1.0  # a constant column stays out of distances in both functions
+    np.testing.assert_allclose(weights_at(x, x, strategy, seed=7, **options),
+                               compute_weights(x, strategy, seed=7, **options), rtol=1e-6)
+
+
+def test_weights_at_new_rows_follow_the_training_function():
+    """A new row of the rare mode gets the rare training rows' weight (cluster: its cluster's;
+    density: near theirs), a far row at most the clip value; the KDE at new points matches a
+    brute-force sum."""
+    from scipy.special import logsumexp
+
+    from fusionlib.fusion.density import log_kde_of_sample_at
+    from fusionlib.fusion.weighting import weights_at
+
+    rng = np.random.default_rng(5)
+    x = np.vstack([rng.normal(0, 1, (300, 2)), rng.normal(6, 0.5, (30, 2))])
+    new = np.array([[6.0, 6.0], [0.0, 0.0], [40.0, 40.0]])
+    wc = weights_at(x, new, "cluster", seed=1, k=2)
+    train_c = compute_weights(x, "cluster", seed=1, k=2)
+    assert wc[0] == pytest.approx(train_c[300:].mean()) and wc[1] == pytest.approx(
+        train_c[:300].mean())
+    wd, train_d = weights_at(x, new, "density"), compute_weights(x, "density")
+    assert wd[0] > 5 * wd[1] and wd[2] == pytest.approx(train_d.max())
+    z = (x - x.mean(0)) / x.std(0)
+    q = (new - x.mean(0)) / x.std(0)
+    d2 = ((q[:, None, :] - z[None]) ** 2).sum(-1)
+    brute = logsumexp(-d2 / (2 * 0.25), axis=1) - np.log(len(z)) - np.log(2 * np.pi * 0.25)
+    np.testing.assert_allclose(log_kde_of_sample_at(z, q), brute, rtol=1e-10)
+    with pytest.raises(InvalidInputError, match="columns"):
+        weights_at(x, new[:, :1], "density")
