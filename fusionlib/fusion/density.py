@@ -93,21 +93,28 @@ def log_kde_at_points(z: object, *, bandwidth: float = 0.5, kernel: str = "gauss
         ``log p_hat(z_i)``, finite (the self term keeps ``p_hat`` >= ``K_h(0) / n`` > 0).
     """
     arr = check_array("z", z)
+    bandwidth, method, tree_rtol = _kde_options(bandwidth, kernel, method, tree_rtol)
+    if method == "exact":
+        return _log_gaussian_kde_exact(arr, bandwidth)
+    kde = KernelDensity(bandwidth=bandwidth, kernel=kernel, algorithm="ball_tree",
+                        rtol=tree_rtol).fit(arr)
+    return kde.score_samples(arr)
+
+
+def _kde_options(bandwidth: object, kernel: str, method: str, tree_rtol: object
+                 ) -> tuple[float, str, float]:
+    """Checked bandwidth, the method ("auto" resolved) and tree tolerance."""
     bandwidth = check_positive("bandwidth", bandwidth)
     check_choice("kernel", kernel, KERNELS)
     check_choice("method", method, DENSITY_METHODS)
     tree_rtol = check_positive("tree_rtol", tree_rtol, allow_zero=True)
     if method == "auto":
         method = "exact" if kernel == "gaussian" else "tree"
-    if method == "exact":
-        if kernel != "gaussian":
-            raise InvalidInputError(
-                f"method='exact' supports only kernel='gaussian', got kernel={kernel!r}; "
-                "use method='tree' (or 'auto') for other kernels")
-        return _log_gaussian_kde_exact(arr, bandwidth)
-    kde = KernelDensity(bandwidth=bandwidth, kernel=kernel, algorithm="ball_tree",
-                        rtol=tree_rtol).fit(arr)
-    return kde.score_samples(arr)
+    if method == "exact" and kernel != "gaussian":
+        raise InvalidInputError(
+            f"method='exact' supports only kernel='gaussian', got kernel={kernel!r}; "
+            "use method='tree' (or 'auto') for other kernels")
+    return bandwidth, method, tree_rtol
 
 
 def log_kde_of_sample_at(z: object, points: object, *, bandwidth: float = 0.5,
@@ -140,20 +147,11 @@ def log_kde_of_sample_at(z: object, points: object, *, bandwidth: float = 0.5,
     if pts.shape[1] != arr.shape[1]:
         raise InvalidInputError(f"points has {pts.shape[1]} columns, the sample {arr.shape[1]}; "
                                 "give points on the same columns as z")
-    bandwidth = check_positive("bandwidth", bandwidth)
-    check_choice("kernel", kernel, KERNELS)
-    check_choice("method", method, DENSITY_METHODS)
-    tree_rtol = check_positive("tree_rtol", tree_rtol, allow_zero=True)
-    if method == "auto":
-        method = "exact" if kernel == "gaussian" else "tree"
+    bandwidth, method, tree_rtol = _kde_options(bandwidth, kernel, method, tree_rtol)
     if method == "tree":
         kde = KernelDensity(bandwidth=bandwidth, kernel=kernel, algorithm="ball_tree",
                             rtol=tree_rtol).fit(arr)
         return kde.score_samples(pts)
-    if kernel != "gaussian":
-        raise InvalidInputError(
-            f"method='exact' supports only kernel='gaussian', got kernel={kernel!r}; "
-            "use method='tree' (or 'auto') for other kernels")
     n, d = arr.shape
     y, q = arr / bandwidth, pts / bandwidth
     out = np.empty(len(q))
