@@ -14,8 +14,7 @@ from fusionlib.fairtest.bounds.cells import (
 )
 from fusionlib.fairtest.bounds.runs import REAL_TRAIN, dataset_bounds
 from fusionlib.fairtest.protocol.runs import ProtocolConfig
-
-from .conftest import compas_like
+from tests.fairtest.conftest import compas_like
 
 
 @pytest.fixture(scope="module")
