@@ -2,5 +2,5 @@
 
 Rooms: ``runs`` (one setting, several seeds, trained until learned), ``extensions`` (the
 section I extension runs), ``cells`` (experiment ``fusiongan``), ``report`` (what the chapter
-shows). The method itself (networks, step, synthesizer, ...) is :mod:`fusionlib.fusion`.
+shows). The method itself (networks, step, synthesizer, ...) is ``fusionlib.fusion``.
 """
