@@ -120,7 +120,7 @@ stability: check-scale env data workflow-env  ## verdict of every claim at each 
 	  dirs="$$dirs --seed-dir $$s=$$out"; done; \
 	$(PY) -m fusionlib.compendium.stability --scale $(SCALE) $$dirs
 
-# Results bundles (fusionlib/compendium/cells_bundle.py): the shards of a scale in one archive
+# Results bundles (fusionlib/compendium/cells/bundle.py): the shards of a scale in one archive
 # with a manifest; import verifies every hash and code key and installs what passes; verify
 # recomputes N cells drawn at random (PICK=<int> fixes the draw) and compares them
 N ?= 3

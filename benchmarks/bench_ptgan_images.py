@@ -29,8 +29,8 @@ import torch
 
 from fusionlib.gan.trainer import Trainer
 from fusionlib.io import atomic_write_json
-from fusionlib.ptgan.image_step import ImageRunConfig
-from fusionlib.ptgan.images import build_trainer
+from fusionlib.ptgan.images.runs import build_trainer
+from fusionlib.ptgan.images.step import ImageRunConfig
 from fusionlib.rng import numpy_rng
 
 METHODS = ("sn", "mp", "pt+mp", "pt+cp")

@@ -5,7 +5,7 @@ In one run, on Adult's real encoding (Table 9 networks with the Gumbel-softmax h
 
 * one training iteration of R repetitions stacked into one model
   (:class:`~fusionlib.ptgan.stacked_step.StackedPTGANStep`), R in {1, 2, 5, 10}, against one
-  iteration of one separate run (:class:`~fusionlib.ptgan.tabular_step.TabularPTGANStep`; R
+  iteration of one separate run (:class:`~fusionlib.ptgan.tabular.step.TabularPTGANStep`; R
   separate runs cost R of them). Reported per R: the stacked iteration's time over one separate
   iteration ("cost of R", target <= 2.5 at R = 10) and the throughput gain R / cost. Every
   configuration runs ``iters`` iterations per round; rounds are interleaved (order reversed every
@@ -40,10 +40,10 @@ from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
 from fusionlib.gan.trainer import Trainer, torch_threads
 from fusionlib.io import atomic_write_json
 from fusionlib.ptgan.stacked_step import StackedPTGANStep
-from fusionlib.ptgan.tabular import tabular_config
-from fusionlib.ptgan.tabular_cells import ITERATIONS
-from fusionlib.ptgan.tabular_data import load_tabular
-from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
+from fusionlib.ptgan.tabular.cells import ITERATIONS
+from fusionlib.ptgan.tabular.data import load_tabular
+from fusionlib.ptgan.tabular.model import tabular_config
+from fusionlib.ptgan.tabular.stacked import StackedTabularPTGAN
 from fusionlib.ptgan.utility import DownstreamEvaluator, split_train_test
 from fusionlib.rng import child
 
@@ -64,7 +64,7 @@ def _trainers(x: torch.Tensor, method: str) -> dict:
         head = TabularHead(64, enc.spans_, seed=child(seed, "head"))
         return tabular_networks(x.shape[1], conditional=cfg.conditional, seed=seed, head=head)
 
-    from fusionlib.ptgan.tabular_step import TabularPTGANStep
+    from fusionlib.ptgan.tabular.step import TabularPTGANStep
 
     out = {"separate": Trainer(TabularPTGANStep(cfg, *nets(0)), seed=0, log_every=0)}
     for r in REPS:

@@ -28,7 +28,7 @@ ESTIMATORS = [
     ("fusionlib.encoding", "IndicatorEncoder", {"handle_unknown": "ignore"}),
     ("fusionlib.encoding", "TabularEncoder", {"discrete_columns": ("a",)}),
     ("fusionlib.matching.hotdeck", "HotDeckMatcher", {"k": 3, "seed": 4}),
-    ("fusionlib.ptgan.tabular", "TabularPTGAN", {"n_iter": 7, "seed": 2}),
+    ("fusionlib.ptgan.tabular.model", "TabularPTGAN", {"n_iter": 7, "seed": 2}),
     ("fusionlib.fusion.synthesizer", "FusionGAN", {"epochs": 3}),
     ("fusionlib.fairtest.estimators.latent_nb", "LatentNaiveBayes", {"n_latent": 3}),
     ("fusionlib.fairtest.estimators.baselines", "IndependentModel", {}),

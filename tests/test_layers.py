@@ -1,6 +1,6 @@
 """The architecture of book/design.md ("How this compendium is built"), checked: layers import
-only downwards, papers never import each other, and the module import graph of fusionlib has
-no cycle.
+only downwards, papers never import each other, the module import graph of fusionlib has
+no cycle, and every experiment is a subpackage with the same rooms.
 
 Every import counts, including imports inside functions (a lazy import is still a dependency).
 """
@@ -132,3 +132,40 @@ def test_the_checker_sees_a_planted_upward_import(tmp_path):
     node = tree.body[0]
     assert isinstance(node, ast.ImportFrom) and _resolve(node.module) == "fusionlib.ptgan.config"
     assert LAYERS[_top("fusionlib.ptgan.config")] > LAYERS[_top("fusionlib.gan.trainer")]
+
+
+# ----------------------------------------------------------------------------- the rooms
+#: the rooms an experiment subpackage may have, each under this one name in every wing:
+#: data (what it reads), model / step (what it trains), runs (one run), cells (the grid),
+#: report (what the chapter shows); other modules of a wing are named for what they hold
+ROOMS = ("data", "model", "step", "runs", "cells", "report")
+#: experiment subpackages ("wings"): every package of fusionlib that holds a ``cells`` module
+WINGS = sorted(m.rsplit(".", 1)[0] for m in MODULES if m.endswith(".cells")
+               and MODULES[m].name == "cells.py" and _top(m) != "compendium")
+
+
+def test_every_experiment_is_a_subpackage_of_a_paper_or_study():
+    # registering modules (stem ``cells`` or ``*_cells``) live in a wing as ``cells.py``, one
+    # floor below their paper package: fusionlib.<paper>.<experiment>.cells
+    registering = sorted(m for m, f in MODULES.items() if _top(m) != "compendium" and (
+        f.stem == "cells" or f.stem.endswith("_cells")))
+    assert registering, "no experiment found"
+    for m in registering:
+        parts = m.split(".")
+        assert parts[-1] == "cells" and len(parts) == 4, (
+            f"{m}: an experiment's cells live in fusionlib.<package>.<experiment>.cells")
+        assert LAYERS[parts[1]] >= LAYERS["fairtest"], f"{m}: experiments live in papers/studies"
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_a_wing_names_its_rooms_alike(wing):
+    folder = MODULES[wing].parent
+    stems = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    assert "cells" in stems
+    assert not any(p.is_dir() and (p / "__init__.py").is_file() for p in folder.iterdir()), (
+        f"{wing}: a wing is one floor of modules")
+    leaf = wing.rsplit(".", 1)[1]
+    for stem in stems:  # a room under another name, or a name that repeats the folder's
+        assert not any(stem.endswith(f"_{room}") or stem.startswith(f"{room}_")
+                       for room in ROOMS), f"{wing}.{stem}: name the room {ROOMS}"
+        assert not stem.startswith(f"{leaf}_"), f"{wing}.{stem}: the folder already says {leaf}"

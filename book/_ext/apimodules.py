@@ -24,7 +24,9 @@ from sphinx.util.nodes import nested_parse_with_titles
 
 
 def public_modules(name: str) -> list[str]:
-    """``name`` if it is a module, else every public module below the package ``name``."""
+    """``name`` if it is a module, else every public module and subpackage below the package
+    ``name`` (a subpackage is documented by its ``__init__``: an experiment's rooms, or the
+    face of the cell machinery, :mod:`fusionlib.compendium.cells`)."""
     mod = importlib.import_module(name)
     if not hasattr(mod, "__path__"):
         return [name]
@@ -33,8 +35,7 @@ def public_modules(name: str) -> list[str]:
         leaf = info.name.rsplit(".", 1)[-1]
         if leaf.startswith("_") or any(p.startswith("_") for p in info.name.split(".")[1:]):
             continue
-        if not info.ispkg:
-            found.append(info.name)
+        found.append(info.name)
     return sorted(found)
 
 

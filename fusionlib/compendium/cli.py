@@ -18,7 +18,7 @@ __all__ = ["COMMANDS", "main"]
 
 
 def _cells(argv: list[str]) -> int:
-    from fusionlib.compendium.cells_cli import main as cells_main
+    from fusionlib.compendium.cells.cli import main as cells_main
 
     return cells_main(argv)
 

@@ -275,7 +275,7 @@ class Run:
         )
         # where the cells this chapter read came from (this machine, another, a bundle); the
         # runner shows it in the chapter's opening box
-        from fusionlib.compendium.cells_origin import origin_line
+        from fusionlib.compendium.cells.origin import origin_line
 
         record["origin"] = origin_line(self.name, self.scale, self.seed)
         atomic_write_json(self.results_dir / "provenance.json", record)

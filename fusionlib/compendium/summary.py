@@ -65,7 +65,7 @@ def chapter_summary(chapter: str, claims: pd.DataFrame, scale: str, *,
                     origin: str | None = None) -> str:
     """The box (MyST Markdown) for ``chapter`` from its claims at ``scale``; ``origin``: one
     line saying where its cells' results came from
-    (:func:`~fusionlib.compendium.cells_origin.origin_line`, recorded by ``Run.finish``)."""
+    (:func:`~fusionlib.compendium.cells.origin.origin_line`, recorded by ``Run.finish``)."""
     chapters = load_chapters() if chapters is None else chapters
     if chapter in chapters.index:
         row = chapters.loc[chapter]

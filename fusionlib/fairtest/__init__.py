@@ -4,9 +4,9 @@ Data (Appendix B, Table 2) and joint-distribution estimators (Section 3.1, Appen
 here; the rest is in submodules (import it from there): fidelity metrics
 (:mod:`fusionlib.metrics.fidelity`), association measures (:mod:`fusionlib.metrics.association`),
 fairness metrics (:mod:`fusionlib.metrics.fairness`), the experimental protocol
-(:mod:`fusionlib.fairtest.protocol`), the audited classifier and Table 9
+(:mod:`fusionlib.fairtest.protocol.runs`), the audited classifier and Table 9
 (:mod:`fusionlib.fairtest.audit`) and the notebook's summaries
-(:mod:`fusionlib.fairtest.reporting`).
+(:mod:`fusionlib.fairtest.protocol.report`).
 """
 
 from fusionlib.fairtest.discretise import DATASETS, VALUES, discretise

@@ -9,7 +9,7 @@
   comparing a synthetic set with the real test set *under the same tree*.
 
 The protocol objects (``Prepared``, ``SyntheticSet``, ``ProtocolConfig``) are those of
-:mod:`fusionlib.fairtest.protocol`; a synthetic set with ``overlap == ""`` is a baseline.
+:mod:`fusionlib.fairtest.protocol.runs`; a synthetic set with ``overlap == ""`` is a baseline.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pandas as pd
 
 from fusionlib.encoding.onehot import IndicatorEncoder
 from fusionlib.errors import InvalidInputError
-from fusionlib.fairtest.records import Prepared, ProtocolConfig, SyntheticSet
+from fusionlib.fairtest.protocol.records import Prepared, ProtocolConfig, SyntheticSet
 from fusionlib.fairtest.separation import DatasetSpec, separate
 from fusionlib.metrics.fairness import (
     FAIRNESS_METRICS,

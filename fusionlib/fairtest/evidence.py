@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from fusionlib.compendium.verdicts import Estimate
-from fusionlib.fairtest.records import DatasetSummary
+from fusionlib.fairtest.protocol.records import DatasetSummary
 
 __all__ = ["MARGINS", "PAPER_ROUNDING", "FIT_METHODS", "kl_margin", "fidelity_estimates",
            "table9_estimates", "lookup", "mean_estimate", "difference", "with_estimates",

@@ -9,7 +9,7 @@ import pandas as pd
 
 from fusionlib.checks import is_int
 from fusionlib.errors import InvalidInputError
-from fusionlib.fairtest.protocol import DatasetResult
+from fusionlib.fairtest.protocol.runs import DatasetResult
 
 __all__ = ["PAPER_ROUNDING", "kl_noise_floor", "kl_noise_floors", "kl_tolerance"]
 

@@ -27,8 +27,8 @@ from typing import Any
 import pandas as pd
 
 from fusionlib.fairtest.audit import fairness_bootstraps, table9, train_audited_tree
-from fusionlib.fairtest.protocol import make_estimator, training_sources
-from fusionlib.fairtest.records import Prepared, ProtocolConfig, SyntheticSet
+from fusionlib.fairtest.protocol.records import Prepared, ProtocolConfig, SyntheticSet
+from fusionlib.fairtest.protocol.runs import make_estimator, training_sources
 from fusionlib.fairtest.scoring import fidelity_table, score_set
 from fusionlib.fairtest.separation import separate
 from fusionlib.metrics.association import dcc_matrix
@@ -39,7 +39,7 @@ __all__ = ["fit_seeds", "latent_fits", "ctgan_run"]
 
 def fit_seeds(seed: int, method: str, overlap: str, fit: int) -> tuple[tuple, tuple]:
     """(fit seed, sample seed) of fit number ``fit``; fit 0 has the protocol's seeds
-    (:func:`fusionlib.fairtest.protocol.synthesize`)."""
+    (:func:`fusionlib.fairtest.protocol.runs.synthesize`)."""
     extra = () if fit == 0 else ("fit", fit)
     return (child(seed, "fit", method, overlap or "-", *extra),
             child(seed, "sample", method, overlap or "-", *extra))

@@ -2,7 +2,7 @@
 
 :func:`score_set` gives every fidelity score of one set with its uncertainty; :func:`fidelity_table`
 does it for every synthetic set of a dataset (one row each) and is what
-:mod:`fusionlib.fairtest.protocol` calls.
+:mod:`fusionlib.fairtest.protocol.runs` calls.
 
 Per set: ``1-TVD``, ``CS``, ``DM`` (the mean over ``cfg.dm_seeds`` forests, Section 5.1: "five
 trials with different random seeds"), ``KL (<A>)`` per protected attribute and ``DCC`` (mean
@@ -19,7 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from fusionlib.fairtest.records import REFERENCE_LABEL, Prepared, ProtocolConfig, SyntheticSet
+from fusionlib.fairtest.protocol.records import (
+    REFERENCE_LABEL,
+    Prepared,
+    ProtocolConfig,
+    SyntheticSet,
+)
 from fusionlib.fairtest.uncertainty import fidelity_se
 from fusionlib.metrics.association import dcc_matrix
 from fusionlib.metrics.fidelity import (

@@ -18,6 +18,8 @@ dp           DP-SGD discriminators; dp_accountant (RDP accountant), dp_gradients
              gradients, clipping)
 simulate     Gaussian-mixture sources with a known truth
 evaluation   scoring against real records with the shared metrics (sections E, F, I)
+mixture      the chapter's experiment ``fusiongan`` on the simulated mixture: runs,
+             extensions (section I), cells, report
 """
 
 from fusionlib.fusion.config import FusionConfig

@@ -5,7 +5,7 @@ architecture, such as MP with ``lambda_MP`` 1, 10 and 100 (``penalty_weights``) 
 model (:mod:`fusionlib.gan.stacked`). Each repetition keeps everything of its separate run:
 
 * its random stream (``rng[r]`` of a :class:`~fusionlib.gan.stacked.GeneratorBank`), drawn in
-  the order of :class:`~fusionlib.ptgan.tabular_step.TabularPTGANStep`: the minibatch rows and
+  the order of :class:`~fusionlib.ptgan.tabular.step.TabularPTGANStep`: the minibatch rows and
   mixing weights of Algorithm 1 (or the uniform rows of an untempered method), the reference
   noise, the Gumbel noise of the generator's head, then the penalty's interpolation weights;
 * its training rows: the data are one encoded matrix ``x`` (M, d) and a table ``rows`` (R, N) of
@@ -16,7 +16,7 @@ model (:mod:`fusionlib.gan.stacked`). Each repetition keeps everything of its se
 
 The R losses are summed before ``backward``; nothing couples two repetitions, so a repetition
 whose loss turns non-finite leaves the others as they were (the trainer records it). With R = 1
-this is bitwise :class:`~fusionlib.ptgan.tabular_step.TabularPTGANStep` on CPU.
+this is bitwise :class:`~fusionlib.ptgan.tabular.step.TabularPTGANStep` on CPU.
 """
 
 from __future__ import annotations

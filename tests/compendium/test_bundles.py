@@ -19,7 +19,8 @@ import pandas as pd
 import pytest
 
 from fusionlib.compendium import cells as C
-from fusionlib.compendium import cells_origin, cells_shardfile
+from fusionlib.compendium.cells import origin as cells_origin
+from fusionlib.compendium.cells import shardfile as cells_shardfile
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 

@@ -24,7 +24,10 @@ import pandas as pd
 import pytest
 
 from fusionlib.compendium import cells as C
-from fusionlib.compendium import cells_frames, cells_registry, cells_shardfile, cells_store
+from fusionlib.compendium.cells import frames as cells_frames
+from fusionlib.compendium.cells import registry as cells_registry
+from fusionlib.compendium.cells import shardfile as cells_shardfile
+from fusionlib.compendium.cells import store as cells_store
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
@@ -472,7 +475,7 @@ def test_experiment_modules_are_found_by_name_without_import(tmp_path, monkeypat
     pkg = tmp_path / "plantedpkg"
     for rel in ("__init__.py", "a/__init__.py", "a/cells.py", "a/tabular_cells.py",
                 "a/cellsish.py", "a/cells_helpers.py", "compendium/__init__.py",
-                "compendium/cells.py", "loose/extra_cells.py", "b/__init__.py",
+                "compendium/cells/__init__.py", "loose/extra_cells.py", "b/__init__.py",
                 "b/deep/__init__.py", "b/deep/image_cells.py"):
         # a module that would fail if imported: discovery must not import anything
         _plant(pkg, rel, "raise RuntimeError('imported')\n" if rel.endswith("cells.py") else "")
@@ -487,20 +490,20 @@ def test_experiment_modules_are_found_by_name_without_import(tmp_path, monkeypat
 def test_the_real_package_modules_are_discovered(monkeypatch):
     monkeypatch.delenv(C.ENV_MODULES, raising=False)
     found = C.experiment_modules()
-    assert {"fusionlib.ptgan.cells", "fusionlib.fairtest.cells",
-            "fusionlib.ptgan.variance_cells"} <= set(found)
+    assert {"fusionlib.ptgan.toys.cells", "fusionlib.fairtest.protocol.cells",
+            "fusionlib.ptgan.variance.cells"} <= set(found)
     assert found == sorted(found) and not any(".compendium." in m for m in found)
     assert all(m.rsplit(".", 1)[1] == "cells" or m.endswith("_cells") for m in found)
 
 
 def test_a_cell_job_imports_the_module_that_names_its_experiment_first():
     """`cells run identification ...` must not import every registering module sorted before
-    fusionlib.studies.identification_cells (the paper packages and their torch / sklearn)."""
-    assert cells_registry._mentions("fusionlib.studies.identification_cells", "identification")
-    assert not cells_registry._mentions("fusionlib.ptgan.cells", "identification")
+    fusionlib.studies.identification.cells (the paper packages and their torch / sklearn)."""
+    assert cells_registry._mentions("fusionlib.studies.identification.cells", "identification")
+    assert not cells_registry._mentions("fusionlib.ptgan.toys.cells", "identification")
     assert not cells_registry._mentions("my.own_cells", "identification")
     code = ("import sys\n"
-            "from fusionlib.compendium.cells_registry import get_experiment\n"
+            "from fusionlib.compendium.cells.registry import get_experiment\n"
             "assert get_experiment('identification').name == 'identification'\n"
             "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('fusionlib.')}))")
     env = {k: v for k, v in os.environ.items() if k != C.ENV_MODULES}

@@ -118,8 +118,8 @@ def test_describe_figure_reads_titles_and_labels():
 
 
 def test_every_chapter_that_reads_cells_names_registered_experiments():
-    from fusionlib.compendium.cells_origin import chapter_experiments
-    from fusionlib.compendium.cells_registry import experiment_names
+    from fusionlib.compendium.cells.origin import chapter_experiments
+    from fusionlib.compendium.cells.registry import experiment_names
 
     known = set(experiment_names())
     chapters = load_chapters().index
@@ -131,7 +131,7 @@ def test_every_chapter_that_reads_cells_names_registered_experiments():
 
 
 def test_the_box_says_where_the_numbers_came_from(tmp_path):
-    from fusionlib.compendium.cells_origin import chapter_experiments, origin_line
+    from fusionlib.compendium.cells.origin import chapter_experiments, origin_line
 
     box = chapter_summary("ptgan_tabular", _claims(), "cpu",
                           origin="Results at scale cpu: 3 of 3 cells, 3 computed on this machine.")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fusionlib.fairtest.discretise import VALUES
-from fusionlib.fairtest.protocol import ProtocolConfig, run_dataset
+from fusionlib.fairtest.protocol.runs import ProtocolConfig, run_dataset
 
 #: the protocol with tiny settings (seconds) and only the Independent baseline (no torch)
 FAST = ProtocolConfig(n_boot=5, dm_seeds=1, dm_n_estimators=5, latent_restarts=1,

@@ -8,7 +8,7 @@ import pytest
 
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.audit import fairness_bootstraps, table9, train_audited_tree
-from fusionlib.fairtest.protocol import SyntheticSet
+from fusionlib.fairtest.protocol.runs import SyntheticSet
 from fusionlib.fairtest.separation import dataset_spec, separate
 from fusionlib.metrics.fairness import FAIRNESS_METRICS, bootstrap_mean_difference
 from tests.fairtest.conftest import FAST, compas_like

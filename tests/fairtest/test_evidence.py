@@ -19,7 +19,7 @@ from fusionlib.fairtest.evidence import (
     table9_estimates,
     with_estimates,
 )
-from fusionlib.fairtest.records import DatasetSummary
+from fusionlib.fairtest.protocol.records import DatasetSummary
 
 
 def _summary() -> DatasetSummary:

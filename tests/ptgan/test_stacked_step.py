@@ -23,8 +23,8 @@ from fusionlib.gan.stacked import rep_state_dict
 from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
 from fusionlib.gan.trainer import Trainer
 from fusionlib.ptgan.stacked_step import StackedPTGANStep
-from fusionlib.ptgan.tabular import tabular_config
-from fusionlib.ptgan.tabular_step import TabularPTGANStep
+from fusionlib.ptgan.tabular.model import tabular_config
+from fusionlib.ptgan.tabular.step import TabularPTGANStep
 from fusionlib.rng import child
 
 SPANS = (Span("a", "continuous", 0, 1), Span("b", "discrete", 1, 4), Span("c", "continuous", 4, 5),
@@ -212,8 +212,8 @@ def test_bad_stacked_step_arguments_raise():
 def test_stacked_synthesizer_with_one_seed_is_bitwise_tabular_ptgan():
     import pandas as pd
 
-    from fusionlib.ptgan.tabular import TabularPTGAN
-    from fusionlib.ptgan.tabular_stacked import StackedTabularPTGAN
+    from fusionlib.ptgan.tabular.model import TabularPTGAN
+    from fusionlib.ptgan.tabular.stacked import StackedTabularPTGAN
 
     g = np.random.default_rng(4)
     df = pd.DataFrame({"x": g.normal(size=300), "c": g.choice(["a", "b", "c"], 300),

@@ -31,7 +31,7 @@ import yaml
 
 import fusionlib.io as fio
 from fusionlib.compendium import cells as C
-from fusionlib.compendium import cells_shardfile
+from fusionlib.compendium.cells import shardfile as cells_shardfile
 
 pytestmark = pytest.mark.workflow
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from fusionlib.compendium import cells as C
-from fusionlib.compendium import cells_shardfile
+from fusionlib.compendium.cells import shardfile as cells_shardfile
 
 pytestmark = pytest.mark.slurm
 

@@ -1,0 +1,230 @@
+"""The shard file: results apart from timings, each part with its content hash.
+
+Part of the cell machinery (:mod:`fusionlib.compendium.cells`); left out of every code key.
+
+Layout (format 2), one compact JSON object with sorted keys::
+
+    {"format": 2,
+     "result": {"cell", "scale", "code_key", "provisional", "meta", "rows", "figures"},
+     "result_sha256": "<sha256 of the canonical JSON of result>",
+     "run": {"seconds", "written_utc", "machine", "platform", "device", "commit", "versions",
+             "slurm_job_id", "timing": {"columns", "rows", "figures"}},
+     "run_sha256": "<sha256 of the canonical JSON of run>"}
+
+``result`` is what the cell computed and nothing else: two runs of one cell on one kind of
+device give byte-identical ``result`` parts (and equal ``result_sha256``), wherever and whenever
+they ran. Everything that differs from run to run lives in ``run``: the wall time, the date, the
+machine, the device description, the commit, the package versions, and the *timing fields* of
+the shard, i.e. the row columns and top-level figure keys named in :data:`TIMING_FIELDS` (wall
+seconds, iterations per second, ...), which :func:`write_shard` moves out of the result and
+:func:`load_shard` puts back in their places, so a caller sees the shard it returned.
+
+Both hashes are checked on every read: a shard edited after it was written (a value changed,
+even with the right code key) is refused like a stale one and recomputed, never read.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fusionlib.compendium.cells.frames import (
+    frame_from_json,
+    frame_to_json,
+    json_default,
+    json_restore,
+    json_safe,
+)
+from fusionlib.compendium.cells.model import Cell, Shard, StaleShardWarning
+from fusionlib.compendium.provenance import git_commit, package_versions
+from fusionlib.errors import InvalidInputError
+from fusionlib.io import atomic_write_text
+
+__all__ = ["SHARD_FORMAT", "TIMING_FIELDS", "canonical_bytes", "sha256_of", "write_shard",
+           "read_shard_file", "load_shard", "shard_device", "this_machine"]
+
+#: version of the shard file layout (bump it when the layout or its meaning changes; it enters
+#: every code key, so a bump recomputes every cell once)
+SHARD_FORMAT = 2
+#: names of row columns and top-level figure keys that hold timings, not results: they are
+#: stored in the shard's ``run`` part, outside ``result`` and its hash
+TIMING_FIELDS: frozenset[str] = frozenset({
+    "seconds", "cpu_seconds", "it_per_s", "fit_s", "fit_seconds", "train_s", "eval_s",
+    "timing", "wall_s", "elapsed_s"})
+
+
+def canonical_bytes(obj: Any) -> bytes:
+    """The canonical JSON of ``obj`` (sorted keys, no spaces, ASCII, finite numbers only):
+    the bytes that a shard's hashes are taken over."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False).encode("ascii")
+
+
+def sha256_of(obj: Any) -> str:
+    """SHA-256 (hex) of :func:`canonical_bytes` of ``obj``."""
+    return hashlib.sha256(canonical_bytes(obj)).hexdigest()
+
+
+def this_machine() -> str:
+    """The name of this machine (``platform.node()``), as shards and bundles record it."""
+    return platform.node() or "unknown"
+
+
+def shard_device(meta: dict | None = None) -> str:
+    """The device a cell ran on: the GPU when torch was imported (it is not imported for this),
+    sees one, and the shard's ``meta["device"]`` (if any) does not say ``cpu``; else the CPU."""
+    named = str((meta or {}).get("device") or "")
+    torch = sys.modules.get("torch")
+    if torch is not None and not named.startswith("cpu") and torch.cuda.is_available():
+        return f"cuda: {torch.cuda.get_device_name(0)}"
+    return f"cpu: {_cpu()}"
+
+
+def _cpu() -> str:
+    """The processor's model name (Linux: /proc/cpuinfo), else its architecture."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name") and ":" in line:
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` as parsed back from its JSON text (the form the hashes are taken over)."""
+    return json.loads(json.dumps(obj, default=json_default, allow_nan=False))
+
+
+def _split(shard: Shard) -> tuple[pd.DataFrame, dict, dict]:
+    """(result rows, result figures, timing part) of ``shard``."""
+    rows = shard.rows
+    if rows.columns.has_duplicates:
+        raise InvalidInputError(
+            f"a shard frame needs unique column names, got {list(rows.columns)}")
+    timed = [c for c in rows.columns if str(c) in TIMING_FIELDS]
+    figures = json_safe(shard.figures)
+    timing = {"columns": [str(c) for c in rows.columns],
+              "rows": frame_to_json(rows[timed]) if timed else None,
+              "figures": {k: v for k, v in figures.items() if k in TIMING_FIELDS}}
+    return (rows.drop(columns=timed), {k: v for k, v in figures.items() if k not in TIMING_FIELDS},
+            timing)
+
+
+def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str, *,
+                scale: str, seconds: float | None = None) -> Path:
+    """Write ``shard`` of ``cell`` to ``path`` atomically (complete or absent): its result
+    apart from its timings, each part with its SHA-256 (module docstring)."""
+    if not isinstance(shard, Shard):
+        raise InvalidInputError(
+            f"compute() of {cell.experiment!r} returned {type(shard).__name__}, not a Shard")
+    rows, figures, timing = _split(shard)
+    meta = json_safe(shard.meta)
+    result = _plain({"cell": cell.to_dict(), "scale": scale, "code_key": key,
+                     "provisional": bool(shard.provisional), "meta": meta,
+                     "rows": frame_to_json(rows), "figures": figures})
+    run = _plain({
+        "seconds": None if seconds is None else round(float(seconds), 3),
+        "written_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "machine": this_machine(), "platform": platform.platform(),
+        "device": shard_device(meta), "commit": git_commit(), "versions": package_versions(),
+        # the batch job that computed it, under Slurm (None elsewhere)
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"), "timing": timing})
+    obj = {"format": SHARD_FORMAT, "result": result, "result_sha256": sha256_of(result),
+           "run": run, "run_sha256": sha256_of(run)}
+    return atomic_write_text(path, canonical_bytes(obj).decode("ascii") + "\n")
+
+
+def read_shard_file(data: bytes | str) -> dict[str, Any]:
+    """The parsed shard file, after checking its format and both hashes; raises
+    :class:`ValueError` saying what is wrong (unreadable, other format, altered)."""
+    obj = json.loads(data)
+    if not isinstance(obj, dict) or "format" not in obj:
+        raise ValueError("not a shard file")
+    if obj["format"] != SHARD_FORMAT:
+        raise ValueError(f"has format {obj['format']!r}, not {SHARD_FORMAT}")
+    for part in ("result", "run"):
+        if not isinstance(obj.get(part), dict):
+            raise ValueError(f"has no {part} part")
+        if sha256_of(obj[part]) != obj.get(f"{part}_sha256"):
+            raise ValueError(f"was altered after it was written (the {part} part does not match "
+                             f"its SHA-256)")
+    return obj
+
+
+def _join(result: dict, run: dict) -> tuple[pd.DataFrame, dict]:
+    """The rows and figures of the shard as ``compute`` returned them (timings put back)."""
+    rows = frame_from_json(result["rows"])
+    timing = run.get("timing") or {}
+    if timing.get("rows"):
+        timed = frame_from_json(timing["rows"])
+        if len(timed) != len(rows):
+            raise ValueError("timing rows and result rows differ in length")
+        rows = pd.concat([rows.reset_index(drop=True), timed.reset_index(drop=True)], axis=1)
+    order = timing.get("columns") or list(rows.columns)
+    if sorted(order) != sorted(rows.columns):
+        raise ValueError("the stored column order names other columns")
+    figures = {**json_restore(result.get("figures") or {}),
+               **json_restore(timing.get("figures") or {})}
+    return rows[order], figures
+
+
+def load_shard(path: str | os.PathLike[str], expected_key: str, cell: Cell | None = None,
+               *, quiet: bool = False) -> Shard | None:
+    """The shard at ``path`` if it is complete, unaltered, of the current code and of ``cell``;
+    else None.
+
+    A missing file gives None silently; a truncated, unreadable or altered file (a hash that
+    does not match), a shard of another code key, format or cell gives None with a
+    :class:`StaleShardWarning` naming the file (the caller recomputes it and overwrites the
+    file). A provisional shard gives None silently.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+
+    def reject(why: str) -> None:
+        if not quiet:
+            warnings.warn(f"shard {path} {why}; it is treated as missing and recomputed",
+                          StaleShardWarning, stacklevel=3)
+
+    try:
+        obj = read_shard_file(path.read_bytes())
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
+        why = str(exc) if str(exc).startswith(("has ", "was ")) else (
+            f"is unreadable or truncated ({type(exc).__name__}: {str(exc)[:120]})")
+        reject(why)
+        return None
+    except OSError as exc:
+        reject(f"is unreadable ({type(exc).__name__}: {str(exc)[:120]})")
+        return None
+    result, run = obj["result"], obj["run"]
+    if result.get("code_key") != expected_key:
+        reject(f"was computed by other code or another environment (code key "
+               f"{str(result.get('code_key'))[:12]}..., now {expected_key[:12]}...)")
+        return None
+    got = (result.get("cell") or {}).get("cell_id")
+    if cell is not None and got != cell.cell_id:
+        reject(f"belongs to cell {got!r}, not {cell.cell_id!r}")
+        return None
+    if result.get("provisional"):
+        return None
+    try:
+        rows, figures = _join(result, run)
+    except (KeyError, TypeError, ValueError) as exc:
+        reject(f"has an unreadable frame ({type(exc).__name__}: {str(exc)[:120]})")
+        return None
+    header = {k: v for k, v in result.items() if k not in ("rows", "figures", "meta")}
+    header.update({k: v for k, v in run.items() if k != "timing"})
+    header.update(format=obj["format"], result_sha256=obj["result_sha256"],
+                  run_sha256=obj["run_sha256"])
+    return Shard(rows, figures, json_restore(result.get("meta") or {}), False, header)

@@ -1,0 +1,118 @@
+"""What the FusionGAN chapter shows from the rows of its cells
+(:mod:`fusionlib.fusion.mixture.cells`).
+
+Every summary keeps the two facts a reader needs beside a number: how many seeds *learned*
+(passed the held-out check of :mod:`fusionlib.fusion.convergence` at their last check) and at
+which epoch. Estimates of a setting are taken over its learned seeds only; a setting with
+fewer than :data:`MIN_LEARNED` learned seeds has no estimate ("not comparable": its generators
+were stopped by the budget, not trained).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fusionlib.compendium.verdicts import Estimate
+
+__all__ = ["MIN_LEARNED", "finals", "checks", "learned_estimate", "not_comparable_reason",
+           "setting_summary", "trajectory_figure", "at_iterations"]
+
+#: learned seeds needed for an estimate with a standard error
+MIN_LEARNED = 2
+
+
+def finals(rows: pd.DataFrame) -> pd.DataFrame:
+    """The final row of every (setting, seed) of the stacked settings."""
+    out = rows[(rows["kind"] == "setting") & (rows["part"] == "final")].copy()
+    out["learned"] = out["learned"].astype(bool)
+    return out
+
+
+def checks(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every check (epoch) of every (setting, seed), up to the seed's first passing
+    check: a seed that learned is done there (its generator is the one of that check), so the
+    later checks of the stack it trained in are not its model's."""
+    out = rows[(rows["kind"] == "setting") & (rows["part"] == "check")].copy()
+    out["learned"] = out["learned"].astype(bool)
+    done = finals(rows).set_index(["setting", "replica"])["learned_epoch"]
+    stop = [done.get((s, r)) for s, r in zip(out["setting"], out["replica"], strict=True)]
+    stop = pd.Series(stop, index=out.index, dtype=float)
+    return out[stop.isna() | (out["epoch"] <= stop)]
+
+
+def _learned(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["learned"].astype(bool)]
+
+
+def learned_estimate(frame: pd.DataFrame, column: str) -> Estimate | None:
+    """Mean and standard error of ``column`` over the learned rows, or None when fewer than
+    :data:`MIN_LEARNED` learned (or the values are not all finite)."""
+    values = _learned(frame)[column].astype(float).to_numpy()
+    if len(values) < MIN_LEARNED or not np.isfinite(values).all():
+        return None
+    return Estimate.from_sample(values)
+
+
+def not_comparable_reason(frame: pd.DataFrame, budget: int, what: str) -> str | None:
+    """None when enough seeds learned, else the reason naming the reduction."""
+    k, n = int(frame["learned"].astype(bool).sum()), len(frame)
+    if k >= MIN_LEARNED:
+        return None
+    return (f"{what}: {k} of {n} seeds learned (held-out check) within the budget of {budget} "
+            f"epochs; a generator stopped by the budget is not a trained FusionGAN")
+
+
+def setting_summary(final: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """One row per setting: seeds, learned seeds, learned epochs, and mean (sd) of ``columns``
+    over the learned seeds (all seeds when none learned, marked in ``over``)."""
+    out = []
+    for name, g in final.groupby("setting", sort=False):
+        lg = _learned(g)
+        use = lg if len(lg) else g
+        epochs = sorted(int(e) for e in lg["learned_epoch"].dropna()) if len(lg) else []
+        row = {"setting": name, "seeds": len(g), "learned": len(lg),
+               "learned at epochs": ", ".join(map(str, epochs)) or "-",
+               "epochs trained": int(g["epochs"].max()),
+               "over": "learned seeds" if len(lg) else "all seeds (none learned)"}
+        for c in columns:
+            v = use[c].astype(float)
+            row[c] = v.mean()
+            row[f"{c} sd"] = v.std(ddof=1) if len(v) > 1 else np.nan
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def at_iterations(check: pd.DataFrame, setting: str, epoch: int) -> pd.DataFrame:
+    """Each seed's last check of ``setting`` at or before ``epoch`` (one row per seed)."""
+    g = check[(check["setting"] == setting) & (check["epoch"] <= epoch)]
+    return g.sort_values("epoch").groupby("replica").tail(1).sort_values("replica")
+
+
+def trajectory_figure(check: pd.DataFrame, settings: Sequence[str], truth_share: float,
+                      title: str):
+    """Rare-mode share (top) and MMD to the truth (bottom) against epochs, one panel column
+    per setting, one line per seed; filled markers where the held-out check passed."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(settings), figsize=(min(11.0, 2.8 * len(settings)), 6.2),
+                             sharex=True, sharey="row", squeeze=False)
+    for j, name in enumerate(settings):
+        g = check[check["setting"] == name]
+        for _, seed_rows in g.groupby("replica"):
+            seed_rows = seed_rows.sort_values("epoch")
+            for i, col in enumerate(("rare_share", "mmd")):
+                ax = axes[i, j]
+                line, = ax.plot(seed_rows["epoch"], seed_rows[col], lw=1, alpha=0.8)
+                ok = seed_rows[seed_rows["learned"]]
+                ax.plot(ok["epoch"], ok[col], "o", color=line.get_color(), ms=4)
+        axes[0, j].axhline(truth_share, color="k", ls="--", lw=1)
+        axes[0, j].set_title(name, fontsize=11)
+        axes[1, j].set_xlabel("epoch")
+    axes[0, 0].set_ylabel("rare-mode share")
+    axes[1, 0].set_ylabel("MMD to the truth")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,89 @@
+"""The fair generation runs and their cells (tiny settings on Adult)."""
+
+import numpy as np
+import pytest
+
+from fusionlib.compendium.cells import Cell
+from fusionlib.data import dataset_states
+from fusionlib.data.store import VERIFIED
+from fusionlib.errors import InvalidInputError
+from fusionlib.ptgan.fair.cells import FAIR, FAIR_CONFIG, FAIR_METHODS
+from fusionlib.ptgan.fair.runs import fair_table, run_fair
+
+ADULT = all(s == VERIFIED for s in dataset_states("adult").values())
+needs_adult = pytest.mark.skipif(not ADULT, reason="Adult is not provisioned (make data)")
+
+
+def test_grid_has_one_cell_per_method_dataset_and_seed():
+    for scale, cfg in FAIR_CONFIG.items():
+        cells = FAIR.grid(scale, 0)
+        assert len(cells) == len(cfg["datasets"]) * len(FAIR_METHODS) * cfg["n_seeds"]
+        # both methods of a repetition share its seed (hence its split)
+        by_key = {}
+        for c in cells:
+            by_key.setdefault((c.config["dataset"], c.config["rep"]), set()).add(c.seed)
+        assert all(len(s) == 1 for s in by_key.values())
+    paper = FAIR_CONFIG["paper"]
+    assert (paper["n_iter"], paper["batch_size"], paper["n_sets"], paper["n_seeds"]) == \
+        (100_000, 200, 20, 10)
+
+
+@needs_adult
+def test_adult_race_is_binarised():
+    table = fair_table("adult")
+    assert set(table.frame["race"]) == {"White", "Non-white"}
+    assert table.sensitive == "race" and table.privileged == "White"
+    assert "education" not in table.frame and "fnlwgt" not in table.frame
+
+
+@needs_adult
+def test_run_fair_is_deterministic_and_scores_every_set():
+    table = fair_table("adult")
+    kw = dict(seed=3, n_iter=3, n_sets=5, n_rows=150, n_test=400)
+    a, timing = run_fair("fairptgan", table, **kw)
+    b, _ = run_fair("fairptgan", table, **kw)
+    assert set(a["method"]) == {"FairPTGAN", "GeoRepair", "GeoRepair (train only)", "Real data"}
+    # (FairPTGAN + GeoRepair + GeoRepair train-only sets + real rows) x classifiers
+    assert len(a) == (3 * 5 + 1) * 3
+    np.testing.assert_allclose(a["auc"], b["auc"])
+    np.testing.assert_allclose(a["sp"], b["sp"])
+    np.testing.assert_allclose(sorted(set(a.loc[a["method"] == "GeoRepair", "level"])),
+                               [0, 0.25, 0.5, 0.75, 1])
+    assert a["auc"].between(0, 1).all() and a["sp"].between(0, 1).all()
+    assert timing["n_test"] == 400
+    # at lambda_p = 0 both GeoRepair variants are the identity: the same scores
+    geo = a[a["method"].str.startswith("GeoRepair") & (a["level"] == 0)]
+    both = geo.pivot_table(index=["set", "classifier"], columns="method", values="sp")
+    np.testing.assert_allclose(both["GeoRepair"], both["GeoRepair (train only)"])
+    # at lambda_p = 1 the repaired test covariates differ, and so do the scores
+    full = a[a["method"].str.startswith("GeoRepair") & (a["level"] == 1)]
+    auc = full.pivot_table(index=["set", "classifier"], columns="method", values="auc")
+    assert not np.allclose(auc["GeoRepair"], auc["GeoRepair (train only)"])
+    c, _ = run_fair("fairptgan", table, **{**kw, "seed": 4})
+    assert not np.allclose(a["sp"], c["sp"])
+
+
+@needs_adult
+def test_fairwgangp_runs_two_phases():
+    table = fair_table("adult")
+    rows, _ = run_fair("fairwgangp", table, seed=0, n_iter=2, n_sets=2, n_rows=100, n_test=300)
+    assert set(rows["method"]) == {"FairWGANGP"} and len(rows) == 6
+
+
+def test_bad_settings_raise():
+    with pytest.raises(InvalidInputError):
+        run_fair("fairgan", None, seed=0, n_iter=1, n_sets=5, n_rows=10)
+    with pytest.raises(InvalidInputError, match="n_sets"):
+        run_fair("fairptgan", None, seed=0, n_iter=1, n_sets=2, n_rows=10)
+
+
+def test_missing_law_school_gives_a_provisional_not_run_shard():
+    if all(s == VERIFIED for s in dataset_states("law_school").values()):
+        pytest.skip("law_school.csv is present")
+    cell = Cell("fairptgan", dict(method="fairptgan", dataset="law_school", rep=0,
+                                  device="cpu", n_iter=1, n_sets=5, n_rows=10, n_test=None,
+                                  batch_size=200), 0)
+    shard = FAIR.compute(cell)
+    assert shard.provisional
+    row = shard.rows.iloc[0]
+    assert row["status"] == "not run" and "law_school.csv" in row["reason"]
