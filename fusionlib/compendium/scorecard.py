@@ -15,11 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from fusionlib.compendium.claims import read_claims, verdict_counts
+from fusionlib.compendium.summary import MARKS
 from fusionlib.compendium.verdicts import COUNTED_KINDS, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "inventory_status",
-           "unmapped_claims", "kind_counts", "coverage_summary"]
+           "unmapped_claims", "kind_counts", "coverage_summary", "conclusion_table",
+           "flips_per_paper"]
 
 INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
 #: declared statuses of items without claims; "checked" is computed from the claims. "proof
@@ -113,3 +115,25 @@ def coverage_summary(status: pd.DataFrame) -> pd.DataFrame:
     table["items"] = table[list(ITEM_STATUSES)].sum(axis=1)
     table["checked share"] = (table["checked"] / table["items"]).round(3)
     return table
+
+
+def conclusion_table(group: pd.DataFrame) -> pd.DataFrame:
+    """The scorecard's table of one paper's conclusions (rows of
+    :func:`fusionlib.compendium.conclusions.conclusion_verdicts`): the verdict with its mark,
+    the statement, where it is made, why, how many bearing claims ran, how many are seed-stable
+    (when the seed-stability table was there) and what it would take to decide the rest."""
+    cols = {"verdict": [f"{MARKS[v]} {v}" for v in group.verdict],
+            "conclusion": group.statement, "where": group.source, "why": group.reason,
+            "claims run": [f"{r} of {n}" for r, n in zip(group.ran, group.claims, strict=True)]}
+    if "seed-stable claims" in group:
+        cols["seed-stable"] = group["seed-stable claims"]
+    cols["to decide the rest"] = group.to_decide
+    return pd.DataFrame(cols)
+
+
+def flips_per_paper(stability: pd.DataFrame, papers: dict[str, str]) -> pd.Series:
+    """How many claims of each paper change verdict with the root seed (a ``stability`` text
+    starting with "flips"), by the paper's name (``papers``: seed file -> name)."""
+    flips = stability.stability.str.startswith("flips")
+    return (stability.assign(paper=stability.seed_file.map(papers), flips=flips)
+            .groupby("paper").flips.sum().rename("stability"))

@@ -15,13 +15,15 @@ the code against itself:
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.separation import dataset_spec, separate
 
 __all__ = ["TABLE1", "TABLE2", "APPENDIX_B", "COLUMN_NAMES", "attribute_check", "column_check",
-           "table2_check"]
+           "half_last_digit", "table2_check"]
 
 #: Table 1: instances and attributes per dataset
 TABLE1: dict[str, dict[str, int]] = {
@@ -171,3 +173,13 @@ def table2_check(dataset: str, table: pd.DataFrame) -> pd.DataFrame:
                      "internal": ", ".join(internal.columns), "same": not problems,
                      "problems": "; ".join(problems)})
     return pd.DataFrame(rows)
+
+
+def half_last_digit(text: str) -> float:
+    """Half a unit of the last printed digit of a percentage such as ``"67.5"``, as a share
+    (``"67.5"`` -> 0.0005, ``"86"`` -> 0.005): the equivalence margin of a share the paper
+    prints rounded."""
+    if not re.fullmatch(r"\d+(\.\d+)?", str(text)):
+        raise InvalidInputError(f"not a printed percentage: {text!r}")
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10 ** -(decimals + 2)

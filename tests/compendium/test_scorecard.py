@@ -8,7 +8,9 @@ import pytest
 from fusionlib.compendium.claims import claims_frame, make_claim
 from fusionlib.compendium.scorecard import (
     collect_claims,
+    conclusion_table,
     coverage_summary,
+    flips_per_paper,
     inventory_status,
     load_inventory,
 )
@@ -88,3 +90,26 @@ def test_an_item_with_only_settings_or_extensions_computed_says_so():
     # a not-run setting computes nothing: the item declared checked is "not run"
     assert list(out["status"]) == ["settings only", "extension only", "not run"]
     assert coverage_summary(out).loc["all", "checked"] == 0
+
+
+def test_conclusion_table_marks_verdicts_and_shows_seed_stability_when_known():
+    group = pd.DataFrame({"verdict": ["reproduced", "differs"], "statement": ["a", "b"],
+                          "source": ["Abstract", "Section 5"], "reason": ["", "r"],
+                          "ran": [2, 1], "claims": [3, 1], "to_decide": ["paper scale", ""]})
+    t = conclusion_table(group)
+    assert list(t.columns) == ["verdict", "conclusion", "where", "why", "claims run",
+                               "to decide the rest"]
+    assert t["verdict"].tolist() == ["✓ reproduced", "✗ differs"]
+    assert t["claims run"].tolist() == ["2 of 3", "1 of 1"]
+    stable = conclusion_table(group.assign(**{"seed-stable claims": ["2 of 2", "0 of 1"]}))
+    assert list(stable.columns)[5:] == ["seed-stable", "to decide the rest"]
+
+
+def test_flips_per_paper_counts_the_claims_whose_verdict_flips():
+    stability = pd.DataFrame({"seed_file": ["000", "000", "001", "001"],
+                              "stability": ["flips: reproduced/differs", "stable",
+                                            "stable", "flips: ?"]})
+    by = flips_per_paper(stability, {"000": "FusionGAN", "001": "PTGAN"})
+    assert by.to_dict() == {"FusionGAN": 1, "PTGAN": 1}
+    none = flips_per_paper(stability.assign(stability="stable"), {"000": "F", "001": "P"})
+    assert none.sum() == 0

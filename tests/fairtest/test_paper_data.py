@@ -15,6 +15,7 @@ from fusionlib.fairtest.paper_data import (
     TABLE1,
     attribute_check,
     column_check,
+    half_last_digit,
     table2_check,
 )
 
@@ -64,3 +65,11 @@ def test_checks_see_a_missing_value_a_wrong_column_and_a_wrong_separation(monkey
 def test_unknown_dataset():
     with pytest.raises(InvalidInputError, match="unknown dataset"):
         attribute_check("law", pd.DataFrame())
+
+
+def test_half_last_digit_by_hand():
+    assert half_last_digit("67.5") == pytest.approx(0.0005)
+    assert half_last_digit("86") == pytest.approx(0.005)
+    assert half_last_digit("60.25") == pytest.approx(0.00005)
+    with pytest.raises(InvalidInputError, match="not a printed percentage"):
+        half_last_digit("86 %")

@@ -18,7 +18,8 @@ import pandas as pd
 from fusionlib.compendium.verdicts import Estimate
 
 __all__ = ["MIN_LEARNED", "finals", "checks", "learned_estimate", "not_comparable_reason",
-           "setting_summary", "trajectory_figure", "at_iterations"]
+           "setting_summary", "trajectory_figure", "at_iterations", "learned_status",
+           "share_sentence"]
 
 #: learned seeds needed for an estimate with a standard error
 MIN_LEARNED = 2
@@ -116,3 +117,37 @@ def trajectory_figure(check: pd.DataFrame, settings: Sequence[str], truth_share:
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def learned_status(final: pd.DataFrame, setting: str) -> str:
+    """``"k of n seeds learned (at epochs e1, e2)"`` for ``setting`` in the final rows (one per
+    seed: ``setting``, ``learned``, ``learned_epoch``); the epochs in increasing order."""
+    g = final[final["setting"] == setting]
+    ep = sorted(int(e) for e in g.loc[g["learned"], "learned_epoch"].dropna())
+    return (f"{int(g['learned'].sum())} of {len(g)} seeds learned"
+            + (f" (at epochs {', '.join(map(str, ep))})" if ep else ""))
+
+
+def share_sentence(final: pd.DataFrame, setting: str, label: str, *, truth_share: float,
+                   scale: str, not_run_text: str, tolerance: float = 0.02) -> str:
+    """One sentence: a weighting strategy's rare-mode share on its learned seeds against the
+    truth's ``truth_share`` (it matches within ``tolerance``, else is below or above); not run
+    (``not_run_text``) when the setting has no rows at ``scale``, not comparable when fewer
+    than :data:`MIN_LEARNED` seeds learned (with the all-seed mean and sd). A weighted
+    strategy's sentence also gives its target share (the reweighted law's, column
+    ``target_rare_share``), which a learned weighted generator approaches instead of the
+    truth's."""
+    if not (final["setting"] == setting).any():
+        return f"{label}: not run at scale {scale} ({not_run_text})"
+    g = final[final["setting"] == setting]
+    e = learned_estimate(g, "rare_share")
+    status = learned_status(final, setting)
+    if e is None:
+        return (f"{label}: not comparable ({status}; all seeds, not learned: "
+                f"{g['rare_share'].mean():.3f}, sd {g['rare_share'].std():.3f})")
+    side = ("matches" if abs(e.value - truth_share) <= tolerance else
+            "is below" if e.value < truth_share else "is above")
+    target = ("" if "target_rare_share" not in g or label.startswith("uniform") else
+              f"; its target share {g['target_rare_share'].mean():.3f}")
+    return (f"{label}: {e.text(3)}, which {side} the truth's {truth_share:.3f}{target} "
+            f"({status})")

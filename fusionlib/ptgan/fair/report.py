@@ -19,11 +19,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from fusionlib.compendium.paper import paper_table
 from fusionlib.compendium.verdicts import Estimate
-from fusionlib.ptgan.fair.evaluation import smallest_sp
+from fusionlib.ptgan.fair.evaluation import CLASSIFIERS, smallest_sp, smallest_sp_table
 from fusionlib.rng import numpy_rng
 
-__all__ = ["BASELINES", "equivalence_margins", "fair_reductions", "lowest_gap_estimate",
+__all__ = ["BASELINES", "by_level", "equivalence_margins", "fair_reductions",
+           "lowest_gap_estimate", "our_table", "register_smallest_sp", "shown",
            "statistic_estimate"]
 
 #: the paper's competitors of FairPTGAN in Tables 4 and 12
@@ -113,3 +115,89 @@ def equivalence_margins(paper: pd.DataFrame, classifiers: Sequence[str]
             gaps = [abs(float(rows.loc[m, clf]) - ours) for m in BASELINES if m in rows.index]
             out[(dataset, clf)] = 0.5 * min(gaps)
     return out
+
+
+def by_level(scores: pd.DataFrame, method: str) -> pd.DataFrame:
+    """Mean AUC and SP of ``method``'s synthetic sets per (classifier, level): the curve of one
+    model sampled at every fairness level (FairPTGAN's alpha, GeoRepair's lambda_p)."""
+    sub = scores[scores["method"] == method]
+    return sub.groupby(["classifier", "level"], as_index=False)[["auc", "sp"]].mean()
+
+
+def our_table(scores: pd.DataFrame, name: str, thresholds: Mapping[str, float],
+              classifiers: Sequence[str] = CLASSIFIERS) -> pd.DataFrame:
+    """The paper's ``name`` (Table 4 or 12) beside ours: per (dataset, method), the mean and sd
+    of the 10 smallest SP among the synthetic sets whose AUC reaches the dataset's threshold
+    (``thresholds``), and how many reach it.
+
+    The paper's rows come first, then our variants (shown, not compared); a classifier column
+    we have no value for is NaN; ``threshold`` gives each row's AUC threshold.
+    """
+    synthetic = scores[scores["method"] != "Real data"]
+    ours = smallest_sp_table(synthetic, thresholds) if len(synthetic) else pd.DataFrame()
+    paper = paper_table("001", name)
+    # the paper's rows, then our variant (GeoRepair (train only)), shown but not compared
+    merged = paper.merge(ours, on=["dataset", "method"], how="outer", sort=False,
+                         suffixes=(" paper", " ours"))
+    merged = merged[merged["dataset"].isin(set(paper["dataset"]))].reset_index(drop=True)
+    for clf in classifiers:
+        for col in (f"{clf} ours", f"{clf} sd ours", f"{clf} n"):
+            if col not in merged:
+                merged[col] = np.nan
+    merged["threshold"] = merged["dataset"].map(thresholds)
+    return merged
+
+
+def register_smallest_sp(run, name: str, tag: str, table: pd.DataFrame, scores: pd.DataFrame,
+                         *, reduced: str | None, not_run_reason: str, seed: int,
+                         classifiers: Sequence[str] = CLASSIFIERS) -> pd.DataFrame:
+    """Register the paper's mean and sd of every (dataset, method, classifier) of ``table``
+    (:func:`our_table`) as claims ``001-<tag>-<dataset>-<method>-<classifier>-<mean|sd>``.
+
+    A dataset absent from ``scores`` is "not run" (``not_run_reason``); ``reduced`` (the
+    protocol's departures at this scale) or fewer than 10 sets above the threshold make a claim
+    "not comparable"; otherwise ours is :func:`statistic_estimate` (bootstrap over runs, seeded
+    by ``seed``) under the margin of :func:`equivalence_margins`. Our variants are skipped.
+    Returns one row per claim with its verdict.
+    """
+    verdicts = []
+    margins = equivalence_margins(paper_table("001", name), classifiers)
+    for r in table.to_dict("records"):
+        thr, ds = r["threshold"], r["dataset"]
+        if r["method"] not in ("FairPTGAN", *BASELINES):
+            continue  # our variants are shown, not compared
+        for clf in classifiers:
+            n = r[f"{clf} n"]
+            for stat, suffix in (("mean", ""), ("sd", " sd")):
+                paper_v = r[f"{clf}{suffix} paper"]
+                cid = f"001-{tag}-{ds}-{r['method']}-{clf}-{stat}"
+                what = (f"{ds}, {r['method']}, {clf}: {stat} of the 10 smallest SP with "
+                        f"AUC >= {thr}")
+                if ds not in set(scores["dataset"]):
+                    c = run.claim(cid, "001", name, what, paper_v, None, not_run=not_run_reason)
+                    verdicts.append({"dataset": ds, "method": r["method"], "classifier": clf,
+                                     "stat": stat, "verdict": c.verdict})
+                    continue
+                best = scores.loc[(scores.dataset == ds) & (scores.method == r["method"])
+                                  & (scores.classifier == clf), "auc"].max()
+                few = (None if n and np.isfinite(n) and n >= 10 else
+                       f"only {0 if not np.isfinite(n) else int(n)} synthetic sets reach "
+                       f"AUC >= {thr} (best {best:.3f}); the statistic selects 10")
+                why_nc = "; ".join(x for x in (reduced, few) if x) or None
+                ours = (r[f"{clf}{suffix} ours"] if why_nc else
+                        statistic_estimate(scores, ds, r["method"], clf, thr, which=stat,
+                                           seed=seed))
+                c = run.claim(cid, "001", name, what, paper_v, ours, kind="result",
+                              tolerance=round(margins[(ds, clf)], 4), not_comparable=why_nc)
+                verdicts.append({"dataset": ds, "method": r["method"], "classifier": clf,
+                                 "stat": stat, "verdict": c.verdict})
+    return pd.DataFrame(verdicts)
+
+
+def shown(table: pd.DataFrame, classifiers: Sequence[str] = CLASSIFIERS) -> pd.DataFrame:
+    """The columns of an :func:`our_table` the chapter displays: per classifier, the paper's and
+    our mean and sd and our number of sets above the threshold."""
+    cols = ["dataset", "method", "threshold"]
+    for clf in classifiers:
+        cols += [f"{clf} paper", f"{clf} ours", f"{clf} sd paper", f"{clf} sd ours", f"{clf} n"]
+    return table[cols]

@@ -18,10 +18,15 @@ import pandas as pd
 from fusionlib.compendium.cells import results
 from fusionlib.compendium.paper import paper_table
 from fusionlib.compendium.verdicts import Estimate
+from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.images.cells import TABLE1_R, decode_images
 
-__all__ = ["NEEDS", "TABLE_MARGIN", "classifier", "classifier_score_table", "late_log10",
-           "proxy_runs", "register_paper_tables", "variance_summary"]
+__all__ = ["NEEDS", "TABLE_MARGIN", "METHOD_NAMES", "check_architecture", "classifier",
+           "classifier_score_table", "late_log10", "panel_claim", "proxy_runs",
+           "register_paper_tables", "variance_summary"]
+
+#: the names the chapter gives the image methods
+METHOD_NAMES = {"pt+cp": "PTGAN", "mp": "LGAN (MP)", "sn": "SNGAN (SN)"}
 
 #: what a paper-scale image cell needs, by dataset
 NEEDS = {
@@ -225,3 +230,125 @@ def register_paper_tables(run, scale: str, seed: int = 0, *,
     counts["Table 2"] = _claims_for(run, "Table 2", paper_table("001", "Table 2"),
                                     ("FID", "MLL-FID"), ours, None, {"MLL-FID"})
     return counts
+
+
+def check_architecture(table: str, image_size: int, channels: int = 3
+                       ) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The networks :func:`fusionlib.gan.cnn.cnn_networks` builds for ``image_size``, read back
+    layer by layer and compared with the paper's typed ``table`` ("Table 5": SNGAN, spectral
+    norm on the critic; "Table 6": the CelebA-HQ pair, built on the meta device at 256 px).
+
+    Returns
+    -------
+    (pandas.DataFrame, dict)
+        The layer table with a ``matches paper`` column (kind, kernel, stride, filters,
+        activation and norm all equal), and the parameter counts of ``generator`` and
+        ``critic``.
+    """
+    from fusionlib.gan.cnn import cnn_networks
+    from fusionlib.gan.cnn_specs import layer_table
+
+    if table not in ("Table 5", "Table 6"):
+        raise InvalidInputError(f"table must be 'Table 5' or 'Table 6', got {table!r}")
+    paper = paper_table("001", table).fillna("")
+    gen, critic = cnn_networks(image_size, channels, conditional=False,
+                               spectral_norm=table == "Table 5",
+                               device="meta" if image_size == 256 else None)  # 62M parameters
+    ours = pd.DataFrame(layer_table(gen, critic))
+    s_g = {32: 1, 64: 2}.get(image_size, 1)
+    paper["stride"] = paper["stride"].replace("S_G", s_g)
+    cols = ["kind", "kernel", "stride", "out", "activation", "norm"]
+
+    def norm(d: pd.DataFrame) -> pd.DataFrame:
+        return d[cols].astype(str).replace({r"\.0$": "", "nan": "", "None": ""}, regex=True)
+
+    if len(paper) != len(ours):
+        raise InvalidInputError(f"{table} lists {len(paper)} layers, the built {image_size} px "
+                                f"networks have {len(ours)}")
+    match = (norm(paper).values == norm(ours).values).all(axis=1)
+    params = {n: sum(p.numel() for p in m.parameters()) for n, m in
+              (("generator", gen), ("critic", critic))}
+    return ours.assign(**{"matches paper": match}), params
+
+
+def panel_claim(run, figure: str, dataset: str, kind: str, methods, *, paper_imgs: dict,
+                div: pd.DataFrame, cfg: dict):
+    """Draw (at paper scale, when the data and the runs are there) and register the claim of one
+    of the paper's image panels (Figures 12-17,
+    :data:`fusionlib.ptgan.images.panels.PANEL_FIGURES`).
+
+    Parameters
+    ----------
+    run : fusionlib.compendium.run.Run
+        The chapter's run (its scale and seed decide which branch applies).
+    figure, dataset, kind, methods
+        One entry of ``PANEL_FIGURES``: ``kind`` is ``"real"`` or ``"generated"``.
+    paper_imgs : dict
+        ``(dataset, method) -> images`` of the paper-scale runs
+        (:func:`fusionlib.ptgan.images.panels.paper_samples`; empty below paper scale).
+    div : pandas.DataFrame
+        The stand-in panels' diversity (``panel``, ``mean pair distance``).
+    cfg : dict
+        The chapter's settings (``n_iter``, ``width``).
+    """
+    import matplotlib.pyplot as plt
+
+    from fusionlib.data.images import image_grid, load_image_dataset
+    from fusionlib.data.store import dataset_states
+    from fusionlib.ptgan.images.panels import diversity
+    from fusionlib.rng import child
+
+    scale, seed = run.scale, run.seed
+    present = all(v.startswith("present") for v in dataset_states(dataset).values())
+    names = ", ".join(METHOD_NAMES[m] for m in methods) or "real images"
+    have = [m for m in methods if (dataset, m) in paper_imgs]
+    if scale == "paper" and present and (kind == "real" or len(have) == len(methods)):
+        if kind == "real":
+            imgs, _ = load_image_dataset(dataset, "train", limit=64)
+            fig, ax = plt.subplots(figsize=(5, 5))
+            ax.imshow(image_grid(imgs, nrow=8), vmin=0, vmax=255)
+            ax.set(title=f"{figure}: real {dataset}", xticks=[], yticks=[])
+            run.save_figure(fig, f"{figure.lower().replace(' ', '')}_real")
+            plt.show()
+            return run.claim(f"001-F{figure[7:]}-panel", "001", figure, f"64 random real "
+                             f"{dataset} images", "a panel", "drawn", kind="result",
+                             verdict="reproduced")
+        fig, axes = plt.subplots(1, len(methods), figsize=(3.6 * len(methods), 3.8))
+        for ax, m in zip(np.atleast_1d(axes), methods, strict=True):
+            ax.imshow(image_grid(paper_imgs[(dataset, m)][:64], nrow=8), vmin=0, vmax=255)
+            ax.set(title=METHOD_NAMES[m], xticks=[], yticks=[])
+        fig.suptitle(f"{figure}: generated {dataset} (paper scale, ND, first seed)")
+        run.save_figure(fig, f"{figure.lower().replace(' ', '')}_generated")
+        plt.show()
+        if figure == "Figure 15":
+            pt = diversity(paper_imgs[(dataset, "pt+cp")], child(seed, "f15", "pt"))
+            sn = diversity(paper_imgs[(dataset, "sn")], child(seed, "f15", "sn"))
+            return run.claim("001-F15-panel", "001", figure, "mean pair distance of PTGAN's "
+                             "images minus SNGAN's (SNGAN collapses)", "> 0",
+                             Estimate(pt[0] - sn[0], float(np.hypot(pt[1], sn[1]))),
+                             kind="result", expect=">0")
+        return run.claim(f"001-F{figure[7:]}-panel", "001", figure,
+                         f"images generated by {names} (visual only)", "drawn in the paper",
+                         "drawn above", kind="result",
+                         not_comparable="a visual judgement; Table 1's IS and FID are its "
+                         "measured counterpart")
+    if scale != "paper":
+        extra = ""
+        if figure == "Figure 15":
+            d = div.set_index("panel")["mean pair distance"]
+            extra = (f"; diversity on the stand-in: PTGAN {d['PTGAN']:.3g}, SNGAN "
+                     f"{d['SNGAN (SN)']:.3g}")
+        theirs = (f"real {dataset} images" if kind == "real" else
+                  f"{dataset} after {'70k' if dataset == 'celeba_hq' else '100k'} iterations "
+                  "at full width")
+        return run.claim(f"001-F{figure[7:]}-panel", "001", figure,
+                         f"{'real' if kind == 'real' else 'generated'} {dataset} panel "
+                         f"({names})", "drawn in the paper", "stand-in drawn above" + extra,
+                         kind="result",
+                         not_comparable=f"stand-in: the {scale} slice is Fashion-MNIST at "
+                         f"{cfg['n_iter']:,} iterations and width x{cfg['width']:g}; the "
+                         f"paper's panel is {theirs}")
+    needs = "the paper-scale runs" if kind != "real" else "nothing else"
+    return run.claim(f"001-F{figure[7:]}-panel", "001", figure, f"{kind} {dataset} panel "
+                     f"({names})", "drawn in the paper", None, kind="result",
+                     not_run=f"needs {NEEDS[dataset]} and {needs}")

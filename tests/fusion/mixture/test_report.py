@@ -9,8 +9,10 @@ from fusionlib.fusion.mixture.report import (
     checks,
     finals,
     learned_estimate,
+    learned_status,
     not_comparable_reason,
     setting_summary,
+    share_sentence,
 )
 
 
@@ -49,3 +51,39 @@ def test_summary_states_learned_seeds_and_their_epochs():
     s = setting_summary(finals(cell_rows()), ["mmd"]).iloc[0]
     assert (s["seeds"], s["learned"], s["learned at epochs"]) == (2, 1, "20")
     assert s["mmd"] == pytest.approx(0.2) and s["over"] == "learned seeds"
+
+
+def _final(learned_epochs, shares, setting="s"):
+    return pd.DataFrame({"setting": setting, "learned": [e is not None for e in learned_epochs],
+                         "learned_epoch": [np.nan if e is None else float(e)
+                                           for e in learned_epochs],
+                         "rare_share": shares})
+
+
+def test_learned_status_lists_the_epochs_in_order():
+    f = _final([40, None, 20], [0.05, 0.0, 0.06])
+    assert learned_status(f, "s") == "2 of 3 seeds learned (at epochs 20, 40)"
+    assert learned_status(_final([None], [0.0]), "s") == "0 of 1 seeds learned"
+
+
+def test_share_sentence_against_the_truth():
+    kw = dict(truth_share=0.05, scale="cpu", not_run_text="paper scale only")
+    assert share_sentence(_final([10], [0.05]), "x", "uniform", **kw) == (
+        "uniform: not run at scale cpu (paper scale only)")
+    one = share_sentence(_final([10, None], [0.05, 0.0]), "s", "uniform", **kw)
+    assert one.startswith("uniform: not comparable (1 of 2 seeds learned (at epochs 10); "
+                          "all seeds, not learned: 0.025, sd 0.035)")
+    assert "which matches the truth's 0.050" in share_sentence(
+        _final([10, 20], [0.04, 0.06]), "s", "u", **kw)
+    assert "which is below the truth's" in share_sentence(
+        _final([10, 20], [0.01, 0.02]), "s", "u", **kw)
+    assert "which is above the truth's" in share_sentence(
+        _final([10, 20], [0.2, 0.3]), "s", "u", **kw)
+
+
+def test_share_sentence_of_a_weighted_strategy_gives_its_target():
+    kw = dict(truth_share=0.05, scale="cpu", not_run_text="paper scale only")
+    f = _final([10, 20], [0.25, 0.27]).assign(target_rare_share=[0.26, 0.28])
+    assert "above the truth's 0.050; its target share 0.270 (" in share_sentence(
+        f, "s", "density, lr 1e-3", **kw)
+    assert "target" not in share_sentence(f, "s", "uniform, lr 1e-3", **kw)

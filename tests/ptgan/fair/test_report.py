@@ -7,11 +7,16 @@ import pandas as pd
 import pytest
 
 from fusionlib.compendium.paper import paper_table
+from fusionlib.compendium.run import Run
 from fusionlib.ptgan.fair.cells import FAIR_CONFIG
 from fusionlib.ptgan.fair.report import (
+    by_level,
     equivalence_margins,
     fair_reductions,
     lowest_gap_estimate,
+    our_table,
+    register_smallest_sp,
+    shown,
     statistic_estimate,
 )
 
@@ -57,3 +62,57 @@ def test_margins_are_half_the_gap_to_the_nearest_competitor():
     m = equivalence_margins(paper_table("001", "Table 4"), ("RF", "SVM", "LR"))
     # Adult RF: FairPTGAN 0.064, FairWGANGP 0.083, GeoRepair 0.082 -> half of 0.018
     assert m[("adult", "RF")] == pytest.approx(0.009)
+
+
+def test_by_level_averages_each_level():
+    scores = pd.DataFrame({"method": ["FairPTGAN"] * 3 + ["GeoRepair"],
+                           "classifier": ["RF", "RF", "LR", "RF"], "level": [0.5, 0.5, 0.5, 1.0],
+                           "auc": [0.8, 0.9, 0.7, 0.1], "sp": [0.1, 0.3, 0.2, 0.9]})
+    lv = by_level(scores, "FairPTGAN").set_index("classifier")
+    assert lv.loc["RF", "auc"] == pytest.approx(0.85) and lv.loc["RF", "sp"] == pytest.approx(0.2)
+    assert lv.loc["LR", "sp"] == pytest.approx(0.2)
+    assert len(by_level(scores, "GeoRepair")) == 1
+
+
+def _three_classifiers(n_reps: int, n_sets: int) -> pd.DataFrame:
+    parts = []
+    for clf in ("RF", "SVM", "LR"):
+        for method, base in (("FairPTGAN", 0.02), ("FairWGANGP", 0.05), ("GeoRepair", 0.08)):
+            s = _scores(n_reps, n_sets, {method: base})
+            parts.append(s.assign(classifier=clf))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_our_table_and_its_claims(tmp_path):
+    thresholds = {"adult": 0.85, "law_school": 0.65}
+    scores = _three_classifiers(3, 5)  # 15 sets per method: enough for the 10 smallest
+    table = our_table(scores, "Table 4", thresholds)
+    paper = paper_table("001", "Table 4")
+    assert list(table["dataset"])[: len(paper)] == list(paper["dataset"])
+    adult = table.set_index(["dataset", "method"]).loc[("adult", "FairPTGAN")]
+    pooled = np.sort(scores[(scores.method == "FairPTGAN") & (scores.classifier == "RF")]["sp"])
+    assert adult["RF ours"] == pytest.approx(pooled[:10].mean())
+    assert adult["RF n"] == 10 and adult["threshold"] == 0.85  # the 10 selected
+    law = table[table.dataset == "law_school"]
+    assert law["RF ours"].isna().all() and (law["threshold"] == 0.65).all()
+    assert list(shown(table).columns[:4]) == ["dataset", "method", "threshold", "RF paper"]
+
+    run = Run("fairptgan", scale="cpu", seed=0, results_dir=tmp_path)
+    v = register_smallest_sp(run, "Table 4", "T4", table, scores, reduced=None,
+                             not_run_reason="no law school data", seed=0)
+    claims = run.claims.set_index("claim_id")
+    n_compared = len(table[table.method.isin(["FairPTGAN", "FairWGANGP", "GeoRepair"])])
+    assert len(v) == len(claims) == n_compared * 3 * 2  # classifiers x (mean, sd)
+    assert claims.loc["001-T4-law_school-FairPTGAN-RF-mean", "verdict"] == "not run"
+    assert claims.loc["001-T4-law_school-FairPTGAN-RF-mean", "reason"] == "no law school data"
+    ours = statistic_estimate(scores, "adult", "FairPTGAN", "RF", 0.85, seed=0)
+    assert float(claims.loc["001-T4-adult-FairPTGAN-RF-mean", "ours"]) == pytest.approx(
+        ours.value, abs=1e-6)
+
+    run2 = Run("fairptgan", scale="cpu", seed=0, results_dir=tmp_path / "few")
+    few = our_table(_three_classifiers(1, 5), "Table 4", thresholds)  # 5 sets: fewer than 10
+    register_smallest_sp(run2, "Table 4", "T4", few, _three_classifiers(1, 5), reduced="short",
+                         not_run_reason="absent", seed=0)
+    row = run2.claims.set_index("claim_id").loc["001-T4-adult-FairPTGAN-RF-mean"]
+    assert row["verdict"] == "not comparable"
+    assert "short" in row["reason"] and "only 5 synthetic sets reach AUC >= 0.85" in row["reason"]

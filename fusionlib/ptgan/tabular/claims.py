@@ -1,0 +1,154 @@
+"""Paper-beside-ours tables and claims of the tabular PTGAN chapter
+(``notebooks/ptgan_tabular.md``): Tables 3, 10 and 11 registered cell by cell, and the
+PT+CP-below-MP ordering per (dataset, discrepancy, classifier).
+
+The summaries themselves are in :mod:`fusionlib.ptgan.tabular.report`, which a cell imports (so
+it is part of the ``ptgan_tabular`` code key); this module is read by the notebook only, so
+changing it recomputes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import pandas as pd
+
+from fusionlib.compendium.paper import paper_table, register_table, side_by_side
+from fusionlib.errors import InvalidInputError
+from fusionlib.ptgan.tabular.cells import TAU, method_label
+from fusionlib.ptgan.tabular.report import (
+    COLUMNS,
+    S_T_MARGIN,
+    estimates_fn,
+    ours_for_paper,
+    paired_difference,
+)
+
+__all__ = ["KEYS", "known_differences", "protocol_not_comparable", "paper_side", "shown",
+           "ranking_claims"]
+
+#: the columns that identify a row of Tables 3, 10 and 11
+KEYS = ["dataset", "discrepancy", "method"]
+
+
+def known_differences(row: dict, metric: str) -> str:
+    """The known differences of every Table 3/10/11 cell from the paper's set-up (a
+    ``why(row, metric)`` of :func:`fusionlib.compendium.paper.register_table`)."""
+    return ("known differences: Adult has 45,222 rows here (the paper's adult.data "
+            f"32,561); scikit-learn default classifiers; Gumbel-softmax temperature {TAU} (the "
+            "paper gives none)")
+
+
+def protocol_not_comparable(reductions: Mapping[str, Sequence[str]], scale: str
+                            ) -> Callable[[dict, str], str | None]:
+    """``not_comparable(row, metric)``: the departures of ``row``'s dataset from the paper's
+    protocol at ``scale`` (``reductions``: dataset -> departures), or ``None`` when there are
+    none."""
+    def not_comparable(row: dict, metric: str) -> str | None:
+        red = reductions.get(row["dataset"])
+        return f"protocol at scale {scale}: " + "; ".join(red) if red else None
+    return not_comparable
+
+
+def paper_side(run, table_name: str, tag: str, *, summary: pd.DataFrame, main: pd.DataFrame,
+               missing: Mapping[str, str | None], reductions: Mapping[str, Sequence[str]]
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Register every cell of the paper's ``table_name`` (Table 3, 10 or 11) beside ours as a
+    claim ``001-<tag>-...`` and build the table the chapter shows.
+
+    Parameters
+    ----------
+    run : fusionlib.compendium.run.Run
+        The chapter's run.
+    table_name, tag : str
+        The paper's table and the claim-id tag.
+    summary, main : pandas.DataFrame
+        Our per-(dataset, discrepancy, method, classifier) summary and per-repetition scores.
+    missing : mapping
+        dataset -> why it is absent (``None`` when present).
+    reductions : mapping
+        dataset -> departures from the paper's protocol at this scale.
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame)
+        The side-by-side table (paper, ours, their sds, verdicts, our runs) with readable
+        method names, and the verdict rows :func:`register_table` returned.
+    """
+    paper = paper_table("001", table_name)
+    ours = ours_for_paper(paper, summary, missing, run.scale)
+    table = side_by_side(paper, ours, KEYS, list(COLUMNS.values()))
+    v = register_table(
+        run, table, seed_file="001", tag=tag, where=table_name, metrics=list(COLUMNS.values()),
+        tolerance={m: S_T_MARGIN for m in COLUMNS.values()}, keys=("discrepancy", "method"),
+        group="dataset", why=known_differences,
+        not_comparable=protocol_not_comparable(reductions, run.scale),
+        estimates=estimates_fn(main, paper), kind="result")
+    wide = v.pivot_table(index=KEYS, columns="metric", values="verdict", aggfunc="first")
+    wide.columns = [f"{m} verdict" for m in wide.columns]
+    table = table.merge(wide.reset_index(), on=KEYS, how="left")
+    for m in COLUMNS.values():  # our sd and number of repetitions beside the paper's
+        table[f"{m} sd paper"] = paper[f"{m} sd"].to_numpy()
+        table[f"{m} sd ours"] = table.merge(summary, on=KEYS, how="left")[f"{m} sd"].to_numpy()
+    table["runs ours"] = table.merge(summary, on=KEYS, how="left")["runs"].to_numpy()
+    return table.assign(method=table.method.map(method_label)), v
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The columns of a :func:`paper_side` table the chapter displays: per classifier, the
+    paper's and our mean and sd and the verdict; then our number of runs."""
+    cols = list(KEYS)
+    for m in COLUMNS.values():
+        cols += [f"{m} paper", f"{m} ours", f"{m} sd paper", f"{m} sd ours", f"{m} verdict"]
+    missing = [c for c in cols + ["runs ours"] if c not in table.columns]
+    if missing:
+        raise InvalidInputError(f"not a paper_side table: it lacks {missing}")
+    return table[cols + ["runs ours"]]
+
+
+def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
+                   other: str = "mp-1", *, all_paper: pd.DataFrame, main: pd.DataFrame,
+                   plan: Mapping[str, str | None], cfg: Mapping,
+                   reductions: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Register, per (dataset, discrepancy) of ``table_name`` where the paper reports
+    ``other``, and per classifier, the claim that ``S_T(PT+CP) - S_T(other) < 0`` per
+    repetition (``001-<tag>-rank-...``).
+
+    The paper's gap is read from ``all_paper`` (Tables 3, 10 and 11 together, so that PT+CP
+    is found for Table 11's MP rows); a dataset whose data is absent (``plan``) or that this
+    scale does not run (``cfg``: ``datasets``, ``settings``; ``discrepancies``) is "not run".
+    Returns one row per claim (paper gap, our estimate, verdict).
+    """
+    paper = paper_table("001", table_name)
+    out = []
+    for (d, disc), p in paper.groupby(["dataset", "discrepancy"], sort=False):
+        if other not in set(p.method):
+            continue
+        p = all_paper[(all_paper.dataset == d) & (all_paper.discrepancy == disc)]
+        p = p.set_index("method")
+        for key, col in COLUMNS.items():
+            suffix = "" if other == "mp-1" else f"-{other}"
+            cid = f"001-{tag}-rank-{d}-{disc}{suffix}-{key}"
+            what = (f"{d}, {disc.upper()}, {col}: S_T(PT+CP) - S_T({method_label(other)}) < 0 "
+                    "per repetition (PTGAN better)")
+            paper_gap = round(float(p.loc["pt+cp", col] - p.loc[other, col]), 3)
+            if plan.get(d):
+                c = run.claim(cid, "001", table_name, what, paper_gap, None,
+                              not_run=f"data absent: {plan[d]}")
+            elif d not in cfg["datasets"] or disc not in discrepancies \
+                    or other not in cfg["settings"]:
+                c = run.claim(cid, "001", table_name, what, paper_gap, None,
+                              not_run=f"paper scale only (the {run.scale} scale runs "
+                              f"{', '.join(method_label(m) for m in cfg['settings'])} on "
+                              f"{', '.join(x.upper() for x in cfg['discrepancies'])})")
+            else:
+                est, n = paired_difference(main, d, disc, key, "pt+cp", other)
+                red = reductions.get(d)
+                c = run.claim(cid, "001", table_name, what, paper_gap, est, expect="<0",
+                              not_comparable=(f"protocol at scale {run.scale}: "
+                                              + "; ".join(red)) if red else None,
+                              why=f"{n} paired repetitions at scale {run.scale}")
+            out.append(dict(dataset=d, discrepancy=disc, other=other, classifier=col,
+                            paper=paper_gap, ours=c.ours, se=c.ours_se, n=c.ours_n,
+                            verdict=c.verdict))
+    return pd.DataFrame(out)

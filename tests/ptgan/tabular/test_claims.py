@@ -1,0 +1,86 @@
+"""Tests of the tabular chapter's paper-beside-ours tables and ranking claims
+(fusionlib.ptgan.tabular.claims)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fusionlib.compendium.paper import paper_table
+from fusionlib.compendium.run import Run
+from fusionlib.errors import InvalidInputError
+from fusionlib.ptgan.tabular.claims import (
+    known_differences,
+    paper_side,
+    protocol_not_comparable,
+    ranking_claims,
+    shown,
+)
+from fusionlib.ptgan.tabular.report import COLUMNS, s_t_summary
+
+CLASSIFIERS = list(COLUMNS)
+
+
+def _scores(offset: float = 0.0) -> pd.DataFrame:
+    """Three repetitions of Adult ND: PT+CP at 0.02, 0.03, 0.04 and MP 0.01 above each."""
+    rows = []
+    for rep, base in enumerate([0.02, 0.03, 0.04]):
+        for clf in CLASSIFIERS:
+            rows.append(dict(dataset="adult", discrepancy="nd", method="pt+cp", rep=rep,
+                             classifier=clf, s_t=base + offset))
+            rows.append(dict(dataset="adult", discrepancy="nd", method="mp-1", rep=rep,
+                             classifier=clf, s_t=base + offset + 0.01))
+    return pd.DataFrame(rows)
+
+
+def test_why_and_not_comparable():
+    assert known_differences({"dataset": "adult"}, "RF").startswith("known differences: Adult")
+    nc = protocol_not_comparable({"adult": ["3 of 10 runs"], "compas": []}, "cpu")
+    assert nc({"dataset": "adult"}, "RF") == "protocol at scale cpu: 3 of 10 runs"
+    assert nc({"dataset": "compas"}, "RF") is None
+    assert nc({"dataset": "german"}, "RF") is None
+
+
+def test_paper_side_registers_every_cell_of_table3(tmp_path):
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    main = _scores()
+    missing = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    table, v = paper_side(run, "Table 3", "T3", summary=s_t_summary(main), main=main,
+                          missing=missing, reductions={"adult": []})
+    paper = paper_table("001", "Table 3")
+    assert len(table) == len(paper)
+    assert len(v) == len(paper) * len(COLUMNS)  # one claim per row and classifier
+    assert set(run.claims["claim_id"].str[:7]) == {"001-T3-"}
+    adult = table[(table.dataset == "adult") & (table.method == "PT + CP")].iloc[0]
+    assert adult["RF ours"] == pytest.approx(0.03)
+    assert adult["RF sd ours"] == pytest.approx(0.01)
+    assert adult["runs ours"] == 3
+    assert not table[table.dataset != "adult"]["RF verdict"].isin(["reproduced"]).any()
+    assert list(shown(table).columns[:4]) == ["dataset", "discrepancy", "method", "RF paper"]
+    with pytest.raises(InvalidInputError, match="not a paper_side table"):
+        shown(table.drop(columns="runs ours"))
+
+
+def test_ranking_claims_by_hand(tmp_path):
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    main = _scores()
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    cfg = {"datasets": ["adult"], "settings": ["pt+cp", "mp-1"], "discrepancies": ["nd"]}
+    plan = {"adult": None, "law_school": "no file", "credit_default": None}
+    out = ranking_claims(run, "Table 3", "T3", ["nd"], all_paper=all_paper, main=main,
+                         plan=plan, cfg=cfg, reductions={"adult": ["3 of 10 runs"]})
+    adult = out[out.dataset == "adult"]
+    assert len(adult) == len(COLUMNS)
+    # PT+CP is 0.01 below MP in every repetition: a difference of exactly -0.01, no spread
+    assert np.allclose(adult["ours"].astype(float), -0.01)
+    assert (adult["n"].astype(int) == 3).all()
+    claims = run.claims.set_index("claim_id")
+    assert claims.loc["001-T3-rank-adult-nd-rf", "verdict"] == "not comparable"
+    assert "3 of 10 runs" in claims.loc["001-T3-rank-adult-nd-rf", "reason"]
+    absent = out[out.dataset == "law_school"]
+    assert (absent["verdict"] == "not run").all()
+    assert "data absent: no file" in claims.loc["001-T3-rank-law_school-nd-rf", "reason"]
+    p = all_paper[(all_paper.dataset == "adult") & (all_paper.method.isin(["pt+cp", "mp-1"]))
+                  & (all_paper.discrepancy == "nd")].set_index("method")
+    assert adult.iloc[0]["paper"] == round(p.loc["pt+cp", "RF"] - p.loc["mp-1", "RF"], 3)
