@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 from fusionlib.fusion.complexity import time_iterations
+from fusionlib.fusion.mixture.data import mixture_sources
 from fusionlib.fusion.replicas import StackedFusionGAN
-from fusionlib.fusion.simulate import mixture_sources
 from fusionlib.fusion.synthesizer import FusionGAN
 from fusionlib.gan.trainer import torch_threads
 from fusionlib.io import atomic_write_json

@@ -16,10 +16,10 @@ calibration  calibration of record weights to external aggregate targets (raking
              calibration_targets (parsing, residuals) and calibration_solvers (raking, GREG)
 dp           DP-SGD discriminators; dp_accountant (RDP accountant), dp_gradients (per-sample
              gradients, clipping)
-simulate     Gaussian-mixture sources with a known truth
 evaluation   scoring against real records with the shared metrics (sections E, F, I)
-mixture      the chapter's experiment ``fusiongan`` on the simulated mixture: runs,
-             extensions (section I), cells, report
+mixture      the chapter's experiment ``fusiongan`` on the simulated mixture: data (the
+             Gaussian-mixture sources with a known truth), runs, extensions (section I),
+             cells, report
 """
 
 from fusionlib.fusion.config import FusionConfig

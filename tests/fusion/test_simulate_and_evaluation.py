@@ -8,7 +8,7 @@ import pytest
 
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.evaluation import cross_correlations, score, standardise_like
-from fusionlib.fusion.simulate import (
+from fusionlib.fusion.mixture.data import (
     DEFAULT_DESIGN,
     mixture_sources,
     rare_mask,
@@ -70,7 +70,7 @@ def test_cross_correlations_keys_and_values():
 
 
 def test_grouped_sources_add_the_component_as_g():
-    from fusionlib.fusion.simulate import GROUPS, grouped_sources
+    from fusionlib.fusion.mixture.data import GROUPS, grouped_sources
 
     src, truth = grouped_sources(400, 0)
     plain, plain_truth = mixture_sources(400, 0)

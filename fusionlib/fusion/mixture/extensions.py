@@ -16,7 +16,7 @@ import pandas as pd
 from fusionlib.fusion.config import FusionConfig
 from fusionlib.fusion.convergence import ConvergenceRule
 from fusionlib.fusion.evaluation import correlation_ratio, group_mmd, score
-from fusionlib.fusion.simulate import GROUPS, grouped_sources, mixture_sources, rare_share
+from fusionlib.fusion.mixture.data import GROUPS, grouped_sources, mixture_sources, rare_share
 from fusionlib.rng import child
 
 __all__ = ["NUMERIC", "GROUPS_CONFIG", "run_groups", "run_wgan"]

@@ -21,7 +21,7 @@ from fusionlib.errors import FusionlibError
 from fusionlib.fusion.config import FusionConfig
 from fusionlib.fusion.convergence import ConvergenceRule
 from fusionlib.fusion.evaluation import cross_correlations, score, standardise_like
-from fusionlib.fusion.simulate import mixture_sources, rare_mask, rare_share
+from fusionlib.fusion.mixture.data import mixture_sources, rare_mask, rare_share
 from fusionlib.metrics.coverage import coverage
 from fusionlib.metrics.mmd import mmd
 from fusionlib.metrics.privacy import dcr
