@@ -98,7 +98,7 @@ def test_an_edited_shard_is_refused_and_recomputed_never_read(tmp_path):
     assert (rows["x"] < 1).all()
     # an edited timing is detected too
     obj = json.loads(path.read_text())
-    obj["run"]["seconds"] = 0.001
+    obj["run"]["seconds"] = (obj["run"]["seconds"] or 0.0) + 1234.5  # never the value it had
     path.write_text(json.dumps(obj))
     assert C.cell_status(FAKE, "smoke", FAKE.cells("smoke")[0], tmp_path) == "stale"
 
