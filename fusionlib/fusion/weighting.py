@@ -162,9 +162,19 @@ def cluster_weights(x: object, *, k: int = 20, standardize: bool = True, seed=0,
         Cluster index in ``0 .. k-1`` of every row.
     """
     arr = check_array("x", x)
+    _, _, labels, sizes = _clusters(arr, k=k, standardize=standardize, seed=seed, n_init=n_init)
+    weights = arr.shape[0] / (sizes[labels] * float(len(sizes)))
+    return (weights, labels) if return_labels else weights
+
+
+def _clusters(arr: np.ndarray, *, k: object = 20, standardize: bool = True, seed=0,
+              n_init: object = 1):
+    """The k-means of :func:`cluster_weights` on ``arr``: (fitted model, the standardisation
+    applied to rows, labels, cluster sizes)."""
     k = check_positive_int("k", k)
     n_init = check_positive_int("n_init", n_init)
-    z = _standardize(arr) if standardize else arr
+    scale = _standardizer(arr) if standardize else (lambda rows: rows)
+    z = scale(arr)
     _check_enough_distinct(z, k)
     km = KMeans(n_clusters=k, n_init=n_init, random_state=seed_int(seed, "kmeans"))
     labels = km.fit_predict(z)
@@ -172,9 +182,7 @@ def cluster_weights(x: object, *, k: int = 20, standardize: bool = True, seed=0,
     if (sizes == 0).any():  # k-means relocates empty clusters; this guards the sum-to-n claim
         raise InvalidInputError(
             f"k-means left {int((sizes == 0).sum())} of k={k} clusters empty; pass a smaller k")
-    n = arr.shape[0]
-    weights = n / (sizes[labels] * float(k))
-    return (weights, labels) if return_labels else weights
+    return km, scale, labels, sizes
 
 
 def _check_clip_quantile(q: object) -> float:
@@ -345,18 +353,8 @@ def weights_at(x: object, points: object, strategy: str, *, seed=0, **options) -
         return np.ones(pts.shape[0])
     n = arr.shape[0]
     if strategy == "cluster":
-        k = check_positive_int("k", options.get("k", 20))
-        n_init = check_positive_int("n_init", options.get("n_init", 1))
-        standardize = options.get("standardize", True)
-        scale = _standardizer(arr) if standardize else (lambda rows: rows)
-        z = scale(arr)
-        _check_enough_distinct(z, k)
-        km = KMeans(n_clusters=k, n_init=n_init, random_state=seed_int(seed, "kmeans")).fit(z)
-        sizes = np.bincount(km.labels_, minlength=k)
-        if (sizes == 0).any():
-            raise InvalidInputError(f"k-means left {int((sizes == 0).sum())} of k={k} clusters "
-                                    "empty; pass a smaller k")
-        return n / (sizes[km.predict(scale(pts))] * float(k))
+        km, scale, _, sizes = _clusters(arr, seed=seed, **options)
+        return n / (sizes[km.predict(scale(pts))] * float(len(sizes)))
     eps = check_positive("eps", options.get("eps", 1e-8), allow_zero=True)
     q = _check_clip_quantile(options.get("clip_quantile", 0.99))
     kde = {o: options[o] for o in ("bandwidth", "kernel", "method", "tree_rtol") if o in options}
