@@ -194,7 +194,10 @@ def _zip(n_members: int = 3) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for i in range(n_members):
-            zf.writestr(f"celeba_hq_256/{i:05d}.png", bytes(range(256)) * 8)
+            # a fixed timestamp: writestr(name) stamps the current time, so two calls across a
+            # two-second boundary gave different bytes (a flaky test in one CI run)
+            info = zipfile.ZipInfo(f"celeba_hq_256/{i:05d}.png", date_time=(2020, 1, 1, 0, 0, 0))
+            zf.writestr(info, bytes(range(256)) * 8)
     return buf.getvalue()
 
 
