@@ -14,6 +14,11 @@ In one run, on Adult's real encoding (Table 9 networks with the Gumbel-softmax h
   input gradient a second time);
 * where the time of a stacked R = 10 iteration goes (``torch.profiler``, self CPU time by
   operation, grouped);
+* the arithmetic floor of the target: the floating-point operations of one stacked R = 10
+  iteration (``torch.utils.flop_counter``, matrix products only) at the rate this core reaches
+  on a large single-precision matrix product (one thread), as a multiple of one separate
+  iteration's wall time -- what "R = 10 for at most 2.5 separate iterations" leaves for
+  everything else (``--floor`` runs this part alone);
 * one evaluation point of one repetition (1,000 samples, RF + SVM + LR fitted and scored on
   D_test) and the share of wall time the paper protocol (50 points over 57,000 iterations, 10
   stacked repetitions) spends evaluating.
@@ -32,6 +37,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from fusionlib.encoding.tabular import TabularEncoder
 from fusionlib.gan.heads import TabularHead
@@ -129,6 +135,69 @@ def profile_r10(x: torch.Tensor) -> dict:
     return out
 
 
+class _MatmulFlops(TorchDispatchMode):
+    """Counts the floating-point operations of the matrix products dispatched inside it
+    (``torch.utils.flop_counter.FlopCounterMode`` tracks modules with hooks that
+    ``autograd.grad``, used by the gradient penalties, does not support)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if name in ("mm", "addmm", "bmm", "baddbmm"):
+            a, b = (args[0], args[1]) if name in ("mm", "bmm") else (args[1], args[2])
+            batch = a.shape[0] if a.ndim == 3 else 1
+            self.flops += 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+        return func(*args, **(kwargs or {}))
+
+
+def _peak_gflops(n: int = 1024, repeats: int = 5) -> float:
+    """Single-precision matrix-product rate of this core (one thread), GFLOP/s."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    best = float("inf")
+    with torch_threads(1):
+        a @ b
+        for _ in range(repeats):
+            start = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best / 1e9
+
+
+def arithmetic_floor(x: torch.Tensor, separate_ms: dict[str, float] | None = None,
+                     rounds: int = 3, iters: int = 10) -> dict:
+    """FLOPs of one R = 10 iteration at this core's peak matrix rate, in separate iterations."""
+    peak = _peak_gflops()
+    out = {"peak_gflops_1_thread": peak}
+    for method in METHODS:
+        trainers = _trainers(x, method)
+        batches = {k: tr.step.prepare(x, "cpu") for k, tr in trainers.items()}
+        flops = {}
+        for key in ("separate", 10):
+            with _MatmulFlops() as counter:
+                trainers[key]._one(batches[key])
+            flops[key] = counter.flops
+        sep = (separate_ms or {}).get(method)
+        if sep is None:
+            best = float("inf")
+            with torch_threads(1):
+                for _ in range(rounds):
+                    start = time.perf_counter()
+                    for _ in range(iters):
+                        trainers["separate"]._one(batches["separate"])
+                    best = min(best, (time.perf_counter() - start) / iters)
+            sep = 1e3 * best
+        floor_ms = flops[10] / peak / 1e6
+        out[method] = {"gflop_per_separate_iteration": flops["separate"] / 1e9,
+                       "gflop_per_r10_iteration": flops[10] / 1e9, "separate_ms": sep,
+                       "r10_matmul_floor_ms": floor_ms,
+                       "r10_floor_in_separate_iterations": floor_ms / sep,
+                       "separate_matmul_share_at_peak": flops["separate"] / peak / 1e6 / sep}
+    return out
+
+
 def measure_evaluation(data, train, test, repeats: int = 3) -> float:
     model = StackedTabularPTGAN("mp", seeds=[0], discrete_columns=data.discrete_columns,
                                 n_iter=20, overrides=METHODS["mp"]).fit(train)
@@ -145,12 +214,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--floor", action="store_true",
+                        help="only the arithmetic floor (prints it; writes nothing)")
     args = parser.parse_args()
     data = load_tabular("adult")
     train, test = split_train_test(data.frame, 0)
     enc = TabularEncoder(data.discrete_columns).fit(train)
     _trainers.encoder = enc  # type: ignore[attr-defined]
     x = torch.as_tensor(enc.transform(train)).float()
+    if args.floor:
+        print(arithmetic_floor(x, rounds=args.rounds, iters=args.iters))
+        return
     steps = measure_steps(x, args.rounds, args.iters)
     sep = {r["method"]: r["separate_ms"] for r in steps["rows"] if r["threads"] == 1}
     eval_s = measure_evaluation(data, train, test)
@@ -159,7 +233,8 @@ def main() -> None:
     share = {m: 10 * 50 * eval_s / (ITERATIONS["adult"] * t + 10 * 50 * eval_s)
              for m, t in r10.items()}
     result = {**steps, "pt+cp_over_mp_time": sep["pt+cp"] / sep["mp"],
-              "profile_r10": profile_r10(x), "seconds_per_evaluation_point": eval_s,
+              "profile_r10": profile_r10(x), "arithmetic_floor": arithmetic_floor(x, sep),
+              "seconds_per_evaluation_point": eval_s,
               "paper_protocol_evaluation_share_r10": share, "rounds": args.rounds,
               "iters": args.iters, "machine": platform.platform(), "cpus": os.cpu_count(),
               "load_average": os.getloadavg(), "torch": torch.__version__}
@@ -170,8 +245,9 @@ def main() -> None:
         print(f"{r['method']:6} {r['threads']:>3} {r['R']:>3} {r['stacked_ms']:>10.2f} "
               f"{r['separate_ms']:>11.2f} {r['cost_of_R']:>9.2f} {r['throughput_gain']:>5.2f} "
               f"{r['cpu_cost_of_R']:>8.2f}")
-    for k in ("pt+cp_over_mp_time", "profile_r10", "seconds_per_evaluation_point",
-              "paper_protocol_evaluation_share_r10", "load_average"):
+    for k in ("pt+cp_over_mp_time", "profile_r10", "arithmetic_floor",
+              "seconds_per_evaluation_point", "paper_protocol_evaluation_share_r10",
+              "load_average"):
         print(f"{k}: {result[k]}")
 
 
