@@ -22,6 +22,8 @@ MathJax has finished typesetting, the rendered DOM is checked (rules in tools/pa
   cell showing ``nan`` (tables show "–") or a column of whole numbers printed with decimals;
 * the absolute path of the build machine's checkout anywhere on a page (API pages included);
 * a table wider than the text column that does not sit in a box scrolling sideways (measured);
+* a page laid out wider than a phone's screen (390 px, loaded afresh on an emulated phone): a
+  long inline name, signature or table the phone can only show by zooming the page out;
 * a figure in a cell output shown below ``--min-figure-scale`` (0.5) of its drawn width, where
   its 13-point labels fall under 9 pixels (measured; see page_rules.MIN_FIGURE_SCALE);
 * a chapter page (``book/executed/*.html``) without the Run banner's scale label ("Computed at
@@ -34,9 +36,11 @@ MathJax has finished typesetting, the rendered DOM is checked (rules in tools/pa
 A redirect page (the book's ``index.html``) is not rendered; its target must exist.
 
 Every page is also photographed, its first screen at 1280 x 800 and at 390 x 844 (a phone,
-emulated), into ``_build/screenshots/<page path, / as __>-1280.png`` / ``-390.png``, and its
-height in screens (document height / viewport height) at both widths goes to
-``_build/screenshots/screens.csv`` and a summary on stderr (``--no-screenshots``: neither).
+emulated; the page is loaded again at that size, as a phone would load it: a page resized after
+loading is caught mid-animation with its side drawers half open), into
+``_build/screenshots/<page path, / as __>-1280.png`` / ``-390.png``, and its height in screens
+(document height / viewport height) at both widths goes to ``_build/screenshots/screens.csv``
+and a summary on stderr (``--no-screenshots``: neither; the phone-width rule still runs).
 
 Each problem is one line ``<page>: <problem>`` on stdout; the exit status is 1 when there is any,
 2 when the browser cannot be started. The detection functions work on HTML strings and on the
@@ -77,6 +81,7 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
     machine_path_problems,
     output_error_problems,
     parse_page,
+    phone_width_problems,
     raw_repr_problems,
     raw_tex_problems,
     redirect_target,
@@ -93,7 +98,8 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
 __all__ = [
     "MIN_FIGURE_SCALE", "SCALES", "Page", "check_page", "check_book", "parse_page",
     "redirect_target", "request_problems", "pages_of", "scale_labels", "screens_table",
-    "screenshot_name", "wide_table_problems", "small_figure_problems", "main",
+    "screenshot_name", "wide_table_problems", "small_figure_problems", "phone_width_problems",
+    "main",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -193,6 +199,25 @@ _PAGE_STATE = """(async () => {
   }
   const root = document.documentElement;
   return {mathjax, images, tables, html: root ? root.outerHTML : ""};
+})()"""
+
+_STICKING_OUT = """(() => {
+  const W = %d, out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.children.length || out.length >= 5) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= W + 1) continue;
+    let a = el, inside = false;
+    while (a && a !== document.body) {
+      const s = getComputedStyle(a);
+      if (s.position === 'fixed' || (a !== el && ['auto', 'scroll', 'hidden', 'clip'].includes(
+          s.overflowX) && a.getBoundingClientRect().right <= W + 1)) { inside = true; break; }
+      a = a.parentElement;
+    }
+    if (!inside) out.push(el.textContent);
+  }
+  return {width: Math.max(window.innerWidth, document.documentElement.scrollWidth),
+          sticking_out: out};
 })()"""
 
 _HEIGHT = """(async () => {
@@ -406,17 +431,26 @@ def screens_table(rows: list[dict]) -> str:
     return out.getvalue()
 
 
-def _photograph(chromium: Chromium, rel: str, shots: Path | None) -> dict:
-    """Height (and a picture of the first screen) of the open page at each of SCREENS (the
-    next page is opened at the first one again)."""
+def _photograph(chromium: Chromium, url: str, rel: str, shots: Path | None
+                ) -> tuple[dict, list[str]]:
+    """Height (and a picture of the first screen) of the page at each of SCREENS, and the
+    problems of a page wider than a phone. The page is open at the first screen; a phone screen
+    loads it again at its own size (the next page is opened at the first one again)."""
     row: dict = {"page": rel}
-    for name, width, height, mobile in SCREENS:
-        chromium.screen(width, height, mobile)
+    problems: list[str] = []
+    for i, (name, width, height, mobile) in enumerate(SCREENS):
+        if i:
+            chromium.open(url, screen=(width, height, mobile))
+        else:
+            chromium.screen(width, height, mobile)
+        if mobile:
+            problems += [f"{rel}: {p}" for p in
+                         phone_width_problems(chromium.evaluate(_STICKING_OUT % width), width)]
         px = int(chromium.evaluate(_HEIGHT) or 0)
         row[f"height_px_{name}"], row[f"screens_{name}"] = px, round(px / height, 1)
         if shots is not None:
             (shots / screenshot_name(rel, name)).write_bytes(chromium.screenshot())
-    return row
+    return row, problems
 
 
 def _write_screens(shots: Path, rows: list[dict]) -> None:
@@ -490,7 +524,13 @@ def check_book(root: Path, *, expected_scale: str | None = None, browser: str | 
             problems += page_problems
             row = {"page": rel, "tables": len(state["tables"]), "wide_tables": sum(
                 t["width"] > t["column"] + 1 for t in state["tables"])}
-            screens.append({**row, **_photograph(chromium, rel, screenshots)})
+            try:
+                heights, phone = _photograph(chromium, base + rel, rel, screenshots)
+            except BrowserError as exc:
+                problems.append(f"{rel}: could not be opened on a phone screen: {exc}")
+                continue
+            problems += phone
+            screens.append({**row, **heights})
     finally:
         server.shutdown()
         server.server_close()

@@ -495,6 +495,21 @@ def wide_table_problems(tables: list[dict]) -> list[str]:
             f"outside a scroll box, e.g. {shown}"]
 
 
+def phone_width_problems(measure: dict, screen: int) -> list[str]:
+    """A page laid out wider than a phone's screen (a phone then zooms the whole page out).
+    ``measure``: the browser's ``{"width", "sticking_out"}`` on a page loaded fresh on an
+    emulated phone ``screen`` pixels wide: the width the page was laid out at, and the text of a
+    few elements reaching past the screen outside any box that scrolls sideways."""
+    width = measure.get("width") or 0
+    if width <= screen + 1:
+        return []
+    out = [str(t).strip()[:40] for t in measure.get("sticking_out") or [] if str(t).strip()]
+    where = f"; it sticks out at {', '.join(repr(t) for t in out[:3])}" if out else ""
+    return [f"laid out {width:.0f} px wide on a {screen} px phone screen (the phone zooms the "
+            f"page out){where}: let it wrap (book/_static/book.css) or put it in a box that "
+            "scrolls sideways"]
+
+
 def small_figure_problems(images: list[dict], min_scale: float = MIN_FIGURE_SCALE) -> list[str]:
     """Figures in cell outputs shown so much smaller than drawn that their text is too small.
     ``images``: the browser's ``{"src", "width", "shown", "output"}`` of each image (natural
