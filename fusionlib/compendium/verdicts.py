@@ -28,8 +28,10 @@ both sides give their repetitions, else the normal quantile.
 
 Claims also have a *kind*: ``result`` (a number the paper measured), ``setting`` (a
 hyperparameter or architecture echoed back), ``theory`` (a statement of a proposition or theorem
-checked on instances) or ``extension`` (ours, not the paper's). Only results and theory checks
-count toward how much of a paper is reproduced.
+checked on instances), ``implementation`` (an identity of our code on a hand instance, or an
+echo of an assumption: it shows the code does what the paper writes, not that the paper's claim
+holds) or ``extension`` (ours, not the paper's). Only results and theory checks count toward how
+much of a paper is reproduced.
 """
 
 from __future__ import annotations
@@ -52,9 +54,10 @@ VERDICTS: tuple[str, ...] = ("reproduced", "differs", "inconclusive", "not compa
                              "not run")
 #: verdicts that resolve a question either way
 DECIDED: tuple[str, ...] = ("reproduced", "differs")
-#: what a claim checks: a result the paper measured, a setting it states, a theory check, or an
-#: extension of ours
-KINDS: tuple[str, ...] = ("result", "setting", "theory", "extension")
+#: what a claim checks: a result the paper measured, a setting it states, a theory check, an
+#: implementation identity (our code equals a formula on a hand instance: shown and tested, never
+#: counted), or an extension of ours
+KINDS: tuple[str, ...] = ("result", "setting", "theory", "implementation", "extension")
 #: kinds that count toward "how much of the paper is reproduced"
 COUNTED_KINDS: tuple[str, ...] = ("result", "theory")
 #: confidence level of the intervals (two-sided 95 % for "differs", TOST at 5 % for equivalence)
