@@ -39,7 +39,9 @@ class IndicatorEncoder(BaseEstimator):
     def __init__(self, handle_unknown: str = "error") -> None:
         self.handle_unknown = handle_unknown
 
-    def fit(self, df: pd.DataFrame) -> IndicatorEncoder:
+    def fit(self, df: pd.DataFrame, y: object = None) -> IndicatorEncoder:
+        """Learn the categories of every column of ``df`` (``y`` is ignored: scikit-learn's
+        ``Pipeline`` and ``ColumnTransformer`` pass it)."""
         check_choice("handle_unknown", self.handle_unknown, ("error", "ignore"))
         _check_frame(df)
         self.columns_ = list(df.columns)
@@ -89,7 +91,7 @@ class IndicatorEncoder(BaseEstimator):
             out[rows[ok], self.offsets_[c] + codes[ok]] = 1.0
         return out
 
-    def fit_transform(self, df: pd.DataFrame) -> np.ndarray:
+    def fit_transform(self, df: pd.DataFrame, y: object = None) -> np.ndarray:
         return self.fit(df).transform(df)
 
     def inverse_column(self, column: str, block: np.ndarray) -> np.ndarray:

@@ -44,7 +44,9 @@ class TabularEncoder(BaseEstimator):
         self.discrete_columns = discrete_columns
 
     # ---------------------------------------------------------------- fit
-    def fit(self, df: pd.DataFrame) -> TabularEncoder:
+    def fit(self, df: pd.DataFrame, y: object = None) -> TabularEncoder:
+        """Learn the ranges and categories of ``df`` (``y`` is ignored: scikit-learn's
+        ``Pipeline`` and ``ColumnTransformer`` pass it)."""
         if not isinstance(df, pd.DataFrame):
             raise InvalidInputError(f"fit expects a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
@@ -125,7 +127,7 @@ class TabularEncoder(BaseEstimator):
                 out[np.arange(len(df)), span.start + codes] = 1.0
         return out
 
-    def fit_transform(self, df: pd.DataFrame) -> np.ndarray:
+    def fit_transform(self, df: pd.DataFrame, y: object = None) -> np.ndarray:
         return self.fit(df).transform(df)
 
     # ---------------------------------------------------------------- inverse

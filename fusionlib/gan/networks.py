@@ -20,8 +20,8 @@ from fusionlib import rng
 from fusionlib.checks import check_choice, check_positive_int, is_int
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["Critic", "Generator", "eval_mode", "init_parameters", "tabular_networks",
-           "toy_networks"]
+__all__ = ["Critic", "Generator", "batch_statistics", "eval_mode", "init_parameters",
+           "tabular_networks", "toy_networks"]
 
 
 @contextmanager
@@ -36,6 +36,25 @@ def eval_mode(*modules: nn.Module) -> Iterator[None]:
     finally:
         for m, mode in zip(modules, modes, strict=True):
             m.train(mode)
+
+@contextmanager
+def batch_statistics(*modules: nn.Module) -> Iterator[None]:
+    """Put ``modules`` in training mode, so batch norm normalises with the statistics of the
+    batch it is given, and put every buffer (running statistics, batch counters) back as it was
+    on exit: sampling in this mode changes nothing in the model."""
+    modes = [m.training for m in modules]
+    saved = [[b.detach().clone() for b in m.buffers()] for m in modules]
+    for m in modules:
+        m.train()
+    try:
+        yield
+    finally:
+        for m, mode, bufs in zip(modules, modes, saved, strict=True):
+            with torch.no_grad():
+                for b, old in zip(m.buffers(), bufs, strict=True):
+                    b.copy_(old)
+            m.train(mode)
+
 
 TOY_SIZES = ("small", "paper")
 

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 
 import torch
 
-from fusionlib.checks import check_matrix, check_probability
+from fusionlib.checks import check_choice, check_matrix, check_probability
 from fusionlib.errors import InvalidInputError
 from fusionlib.gan.losses import critic_loss, generator_loss
-from fusionlib.gan.networks import eval_mode
+from fusionlib.gan.networks import batch_statistics, eval_mode
 from fusionlib.gan.noise import base_noise
 from fusionlib.gan.penalties import coherency_penalty, gradient_penalty, max_penalty
 from fusionlib.gan.stacked_networks import StackedCritic, StackedGenerator
@@ -42,7 +42,10 @@ from fusionlib.ptgan.tempering import (
     temperature,
 )
 
-__all__ = ["StackedPTGANStep"]
+__all__ = ["BN_MODES", "StackedPTGANStep"]
+
+#: how batch norm normalises when sampling: running statistics (eval mode) or the batch's own
+BN_MODES: tuple[str, ...] = ("running", "batch")
 
 
 def _rows(x: torch.Tensor, rows: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -220,10 +223,15 @@ class StackedPTGANStep(TrainingStep):
 
     # ------------------------------------------------------------------ sampling
     @torch.no_grad()
-    def sample(self, n: int, rng, *, alpha: float = 1.0) -> torch.Tensor:
-        """``n`` encoded rows per repetition, shape (R, n, d), at level ``alpha`` (1 = the data),
-        in eval mode; repetition r draws its noise from ``rng[r]``."""
+    def sample(self, n: int, rng, *, alpha: float = 1.0, bn: str = "running") -> torch.Tensor:
+        """``n`` encoded rows per repetition, shape (R, n, d), at level ``alpha`` (1 = the data);
+        repetition r draws its noise from ``rng[r]``.
+
+        ``bn`` (the paper does not say): ``"running"`` samples in eval mode, batch norm with its
+        running statistics (the default); ``"batch"`` normalises with the statistics of the
+        sampled batch itself, as in training, and leaves the running statistics unchanged."""
         check_probability("alpha", alpha)
+        check_choice("bn", bn, BN_MODES)
         cfg = self.config
         if alpha != 1.0 and not cfg.conditional:
             raise InvalidInputError(
@@ -235,7 +243,10 @@ class StackedPTGANStep(TrainingStep):
         a = torch.full((self.n_reps, n), float(alpha), device=device)
         z = self._noise(n, rng, a)
         t = temperature(a) if cfg.conditional else None
-        with eval_mode(self.generator):
+        if bn == "running":
+            with eval_mode(self.generator):
+                return self.generator(z, t, generator=rng)
+        with batch_statistics(self.generator):
             return self.generator(z, t, generator=rng)
 
 

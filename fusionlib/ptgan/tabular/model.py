@@ -20,7 +20,13 @@ import pandas as pd
 import torch
 from sklearn.base import BaseEstimator
 
-from fusionlib.checks import check_choice, check_frame, check_positive_int, check_probability
+from fusionlib.checks import (
+    check_choice,
+    check_frame,
+    check_positive_int,
+    check_probability,
+    memory_error_as_input_error,
+)
 from fusionlib.encoding.tabular import TabularEncoder
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.gan.heads import TabularHead
@@ -168,7 +174,7 @@ class TabularPTGAN(BaseEstimator):
         check_positive_int("n", n)
         check_probability("alpha", alpha)
         g = torch_generator(seed, "sample", device=self.device)
-        with torch.no_grad():
+        with torch.no_grad(), memory_error_as_input_error(f"sampling n={n:,} rows"):
             out = self.step_.sample(n, g, alpha=float(alpha))
         return out.detach().cpu().numpy().astype(np.float64)
 

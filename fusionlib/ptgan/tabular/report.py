@@ -16,6 +16,7 @@ paper's, the verdicts' estimates, the Table 9 check.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 import numpy as np
@@ -28,7 +29,8 @@ from fusionlib.ptgan.tabular.runs import counted_points
 from fusionlib.ptgan.utility import s_t_normaliser, s_t_score
 
 __all__ = ["COLUMNS", "S_T_MARGIN", "estimates_fn", "ours_for_paper", "paired_difference",
-           "protocol_reductions", "s_t_from_curves", "s_t_summary", "table9_architecture"]
+           "protocol_reductions", "s_t_from_curves", "s_t_runs", "s_t_summary",
+           "table9_architecture"]
 
 #: classifier key -> the paper's column name
 COLUMNS: dict[str, str] = {"rf": "RF", "svm": "SVM", "lr": "LR"}
@@ -46,11 +48,14 @@ def s_t_from_curves(rows: pd.DataFrame, figures: Mapping[str, dict], n_eval: int
     point of the second half was evaluated (a member that diverged lacks them and is left out;
     ``runs`` lists it).
     """
-    ref = rows[rows["kind"] == "reference"].set_index(["dataset", "classifier"])["auc"]
+    rows = rows.assign(variant=rows["variant"].fillna("")) if "variant" in rows else \
+        rows.assign(variant="")
+    ref = rows[rows["kind"] == "reference"].set_index(["dataset", "variant", "classifier"])["auc"]
     curves = rows[rows["kind"] == "curves"].rename(columns={"label": "method"}).copy()
     curves["rep"] = curves["rep"].astype(int)
-    curves["auc_train"] = [ref.get((d, c), np.nan)
-                           for d, c in zip(curves["dataset"], curves["classifier"], strict=True)]
+    curves["auc_train"] = [ref.get((d, v, c), np.nan) for d, v, c in
+                           zip(curves["dataset"], curves["variant"], curves["classifier"],
+                               strict=True)]
     need = counted_points(n_eval)
     scores = []
     for key, g in curves.groupby([*_KEYS, "rep", "classifier"], sort=False):
@@ -203,3 +208,21 @@ def table9_architecture(generator: nn.Module, critic: nn.Module) -> pd.DataFrame
          sum(s.kind == "discrete" for s in spans)),
     ]
     return pd.DataFrame(rows, columns=["network", "part", "quantity", "value"])
+
+
+def s_t_runs(scale: str, seed: int = 0, *, root: str | os.PathLike[str] | None = None,
+             progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(curves, scores, runs)`` of every ``ptgan_tabular`` cell at ``scale``, computing
+    missing cells (:func:`s_t_from_curves`).
+
+    ``curves``: one row per (dataset, discrepancy, method, rep, point, classifier) with the AUC
+    and ``auc_train`` (S_train); ``scores``: one row per (dataset, discrepancy, method, rep,
+    classifier) with ``s_t`` (members that diverged or lack a counted point are left out);
+    ``runs``: one row per stacked cell with its members, wall seconds and diverged members.
+    """
+    from fusionlib.compendium.cells import results
+    from fusionlib.ptgan.tabular.cells import TABULAR_CONFIG
+
+    rows, figures = results("ptgan_tabular", scale, seed=seed, root=root, progress=progress)
+    return s_t_from_curves(rows, figures, TABULAR_CONFIG[scale]["n_eval"])
+

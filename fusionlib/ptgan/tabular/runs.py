@@ -13,6 +13,11 @@ Two kinds of work, both pure functions of their arguments:
 
 ``S_T`` itself is computed from both (:func:`fusionlib.ptgan.utility.s_t_score`).
 
+At every evaluation point each member's 1,000 rows are also described by their **balance**
+(:func:`balance_row`): the share of rows with the positive label, and the total variation
+distance of each discrete column's categories to D_train's. A member whose label share stays far
+from the data's has collapsed onto one label, which its classifiers' AUC alone does not show.
+
 With a ``checkpoint`` path, the training state and the rows evaluated so far are written
 (atomically) after every evaluation point, and a run that finds both at the same iteration
 resumes there (bitwise on CPU): a killed 30-minute cell loses at most one interval.
@@ -45,14 +50,15 @@ import pandas as pd
 from fusionlib.checks import check_choice, check_positive_int
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_json
+from fusionlib.ptgan.stacked_step import BN_MODES
 from fusionlib.ptgan.tabular.data import TabularData
 from fusionlib.ptgan.tabular.stacked import StackedTabularPTGAN
 from fusionlib.ptgan.utility import DownstreamEvaluator, evaluation_points, split_train_test
 from fusionlib.rng import child, numpy_rng
 from fusionlib.threads import thread_budget
 
-__all__ = ["EVAL_POINTS", "Member", "StackedCurves", "counted_points", "reference_scores",
-           "stacked_curves", "tabular_split"]
+__all__ = ["EVAL_POINTS", "Member", "StackedCurves", "balance_row", "counted_points",
+           "reference_scores", "stacked_curves", "tabular_split"]
 
 #: which evaluation points are evaluated: every one (the curves of the chapter) or only the
 #: second half, the points that enter S_T (same S_T, half the evaluation time)
@@ -92,6 +98,9 @@ class StackedCurves:
     ----------
     curve:
         Rows ``label, rep, point, iteration, classifier, auc, single_class``.
+    balance:
+        Rows ``label, rep, point, iteration, label_share, tvd_<column>...`` (:func:`balance_row`)
+        of every member at every evaluated point.
     diverged:
         ``{member index: iteration}`` of members whose loss turned non-finite (their points
         after that iteration are absent).
@@ -103,14 +112,16 @@ class StackedCurves:
     """
 
     curve: pd.DataFrame
+    balance: pd.DataFrame
     diverged: dict[int, int]
     train_s: float
     eval_s: float
     resumed_at: int = 0
 
 
-def _resume_rows(state: Path, rows: Path) -> tuple[list[dict], int]:
-    """The rows saved with a checkpoint at the same iteration; else remove both files."""
+def _resume_rows(state: Path, rows: Path) -> tuple[list[dict], list[dict], int]:
+    """The rows and balance rows saved with a checkpoint at the same iteration; else remove
+    both files."""
     if state.is_file() and rows.is_file():
         import torch
 
@@ -118,12 +129,31 @@ def _resume_rows(state: Path, rows: Path) -> tuple[list[dict], int]:
             saved = json.loads(rows.read_text(encoding="utf-8"))
             at = int(torch.load(state, map_location="cpu", weights_only=True)["iteration"])
             if int(saved["iteration"]) == at:
-                return list(saved["rows"]), at
+                return list(saved["rows"]), list(saved["balance"]), at
         except (OSError, ValueError, KeyError, RuntimeError, TypeError):
             pass
     for f in (state, rows):
         f.unlink(missing_ok=True)
-    return [], 0
+    return [], [], 0
+
+
+def _shares(column: pd.Series) -> pd.Series:
+    return column.astype(str).value_counts(normalize=True)
+
+
+def balance_row(synth: pd.DataFrame, reference: dict[str, pd.Series], target: str
+                ) -> dict[str, float]:
+    """``label_share`` (share of rows whose ``target`` is 1) and ``tvd_<column>`` for every
+    column of ``reference`` ({column: category shares of D_train}): the total variation distance
+    ``0.5 * sum |p - q|`` between the categories' shares in ``synth`` and in the data (0: same
+    shares; 1: no category in common)."""
+    out = {"label_share": float(pd.to_numeric(synth[target]).eq(1).mean())}
+    for col, ref in reference.items():
+        p = _shares(synth[col])
+        cats = ref.index.union(p.index)
+        out[f"tvd_{col}"] = float(0.5 * (p.reindex(cats, fill_value=0.0)
+                                         - ref.reindex(cats, fill_value=0.0)).abs().sum())
+    return out
 
 
 def tabular_split(data: TabularData, split_seed: object) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -156,9 +186,12 @@ class _Evaluation:
     a checkpoint, saves the rows and then the training state."""
 
     def __init__(self, data: TabularData, members: Sequence[Member], evaluator, points,
-                 wanted: set[int], n_rows: int, rows: list[dict], state: Path | None) -> None:
+                 wanted: set[int], n_rows: int, rows: list[dict], balance: list[dict],
+                 state: Path | None, train: pd.DataFrame, bn: str) -> None:
         self.data, self.members, self.evaluator = data, members, evaluator
         self.points, self.wanted, self.n_rows, self.rows = points, wanted, n_rows, rows
+        self.balance, self.bn = balance, bn
+        self.reference = {c: _shares(train[c]) for c in data.discrete_columns if c != data.target}
         self.state = state
         self.rows_file = None if state is None else _rows_file(state)
         workers = min(thread_budget(), len(members))
@@ -170,20 +203,24 @@ class _Evaluation:
         k = self.points.index(iteration) + 1
         if k in self.wanted:
             x = model.sample_encoded(self.n_rows, [child(m.seed, "eval", k)
-                                                   for m in self.members])
+                                                   for m in self.members], bn=self.bn)
             live = [j for j in range(len(self.members)) if j not in model.trainer_.diverged_]
 
-            def score(j: int) -> list[dict]:
+            def score(j: int) -> tuple[list[dict], dict]:
                 m, synth = self.members[j], model.encoder_.inverse_transform(x[j])
                 single = bool(synth[self.data.target].nunique() < 2)
                 aucs = self.evaluator.auc(synth, child(m.seed, "classifiers", k))
-                return [dict(label=m.label, rep=m.rep, point=k, iteration=iteration,
-                             classifier=c, auc=a, single_class=single) for c, a in aucs.items()]
+                where = dict(label=m.label, rep=m.rep, point=k, iteration=iteration)
+                return ([dict(where, classifier=c, auc=a, single_class=single)
+                         for c, a in aucs.items()],
+                        dict(where, **balance_row(synth, self.reference, self.data.target)))
 
-            for part in (self.pool.map(score, live) if self.pool else map(score, live)):
+            for part, bal in (self.pool.map(score, live) if self.pool else map(score, live)):
                 self.rows.extend(part)
+                self.balance.append(bal)
         if self.state is not None:  # the rows first: a checkpoint never runs ahead of them
-            atomic_write_json(self.rows_file, {"iteration": iteration, "rows": self.rows})
+            atomic_write_json(self.rows_file, {"iteration": iteration, "rows": self.rows,
+                                               "balance": self.balance})
             model.trainer_.save_checkpoint()
         self.spent += time.perf_counter() - start
 
@@ -199,21 +236,25 @@ def _rows_file(state: Path) -> Path:
 def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Sequence[Member],
                    *, split_seed: object, n_iter: int, n_eval: int, eval_points: str = "all",
                    n_rows: int = 1_000, device: str = "cpu", progress: bool = False,
-                   checkpoint: str | Path | None = None) -> StackedCurves:
+                   checkpoint: str | Path | None = None, bn: str = "running") -> StackedCurves:
     """Train the ``members`` of ``method`` as one stacked model and score them along the way
-    (``checkpoint``: resume from and save to this file, see the module docstring)."""
+    (``checkpoint``: resume from and save to this file, see the module docstring; ``bn``: how
+    batch norm normalises the evaluation draws, see
+    :meth:`~fusionlib.ptgan.tabular.stacked.StackedTabularPTGAN.sample_encoded`)."""
     check_choice("eval_points", eval_points, EVAL_POINTS)
+    check_choice("bn", bn, BN_MODES)
     check_positive_int("n_rows", n_rows)
     if not members:
         raise InvalidInputError("a stacked run needs at least one member")
     train, test = tabular_split(data, split_seed)
     points = evaluation_points(n_iter, n_eval)
     state = None if checkpoint is None else Path(checkpoint)
-    rows, resumed_at = ([], 0) if state is None else _resume_rows(state, _rows_file(state))
+    rows, balance, resumed_at = (([], [], 0) if state is None
+                                 else _resume_rows(state, _rows_file(state)))
     evaluate = _Evaluation(
         data, members, DownstreamEvaluator(train, test, data.target, data.discrete_columns),
         points, set(range(1, n_eval + 1)) if eval_points == "all" else set(counted_points(n_eval)),
-        n_rows, rows, state)
+        n_rows, rows, balance, state, train, bn)
     model = StackedTabularPTGAN(
         method, discrepancy, seeds=[child(m.seed, "gan", m.label) for m in members],
         discrete_columns=data.discrete_columns, n_iter=n_iter,
@@ -230,5 +271,6 @@ def stacked_curves(data: TabularData, method: str, discrepancy: str, members: Se
     if state is not None:
         for f in (state, _rows_file(state)):
             f.unlink(missing_ok=True)
-    return StackedCurves(curve, model.diverged_, train_s=total - evaluate.spent,
-                         eval_s=evaluate.spent, resumed_at=resumed_at)
+    return StackedCurves(curve, pd.DataFrame(balance), model.diverged_,
+                         train_s=total - evaluate.spent, eval_s=evaluate.spent,
+                         resumed_at=resumed_at)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fusionlib.checks import check_positive_int, check_probability
+from fusionlib.checks import check_positive_int, check_probability, memory_error_as_input_error
 from fusionlib.encoding.tabular import TabularEncoder
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.gan.heads import TabularHead
@@ -142,22 +142,32 @@ class StackedTabularPTGAN:
         if not hasattr(self, "trainer_"):
             raise NotFittedError("this StackedTabularPTGAN is not fitted; call fit(data) first")
 
-    def sample_encoded(self, n: int, seeds: Sequence[object], *, alpha: float = 1.0
-                       ) -> np.ndarray:
+    def sample_encoded(self, n: int, seeds: Sequence[object] | None = None, *,
+                       alpha: float = 1.0, bn: str = "running") -> np.ndarray:
         """``n`` encoded rows per repetition, (R, n, d); repetition r on ``(seeds[r],
-        "sample")``, the stream ``TabularPTGAN.sample_encoded(n, seeds[r])`` uses."""
+        "sample")``, the stream ``TabularPTGAN.sample_encoded(n, seeds[r])`` uses.
+
+        ``seeds`` None: the documented default, repetition r on ``(r, "sample")`` (so
+        ``sample(n)`` needs no seed, as ``TabularPTGAN.sample(n)`` and SDV's do). ``bn``: how
+        batch norm normalises when sampling, ``"running"`` (eval mode, the default) or
+        ``"batch"`` (the statistics of the sampled batch; running statistics left unchanged),
+        see :meth:`~fusionlib.ptgan.stacked_step.StackedPTGANStep.sample`."""
         self._check_fitted()
         check_positive_int("n", n)
         check_probability("alpha", alpha)
+        if seeds is None:
+            seeds = list(range(self.n_reps))
         if len(seeds) != self.n_reps:
             raise InvalidInputError(f"sampling needs one seed per repetition ({self.n_reps}), "
                                     f"got {len(seeds)}")
         bank = GeneratorBank.from_seeds(seeds, "sample", device=self.device)
-        out = self.step_.sample(n, bank, alpha=float(alpha))
-        return out.detach().cpu().numpy().astype(np.float64)
+        with memory_error_as_input_error(f"sampling n={n:,} rows x {self.n_reps} repetitions"):
+            out = self.step_.sample(n, bank, alpha=float(alpha), bn=bn)
+            return out.detach().cpu().numpy().astype(np.float64)
 
-    def sample(self, n: int, seeds: Sequence[object], *, alpha: float = 1.0
+    def sample(self, n: int, seeds: Sequence[object] | None = None, *, alpha: float = 1.0
                ) -> list[pd.DataFrame]:
-        """``n`` synthetic rows per repetition, decoded to the training table's columns."""
+        """``n`` synthetic rows per repetition, decoded to the training table's columns
+        (``seeds`` None: the default streams of :meth:`sample_encoded`)."""
         x = self.sample_encoded(n, seeds, alpha=alpha)
         return [self.encoder_.inverse_transform(xr) for xr in x]

@@ -44,21 +44,26 @@ def test_absent_data_say_what_to_provide(monkeypatch):
 def test_grids_per_scale(monkeypatch):
     monkeypatch.setattr(tc, "_available", lambda name: None)
     smoke = tc._grid("smoke", 0)
-    assert [c.config["kind"] for c in smoke] == ["reference", "curves", "curves", "curves"]
+    assert [c.config["kind"] for c in smoke] == ["reference"] + ["curves"] * 4
     cpu = tc._grid("cpu", 0)
     curves = [c for c in cpu if c.config["kind"] == "curves"]
-    # Table 3's Adult ND row at the paper's protocol: two stacked cells of 10 repetitions
+    # Table 3's Adult ND row at the paper's protocol: two stacked cells of 10 repetitions, on
+    # adult.data as the paper counts it, tau 0.2, batch norm with running statistics
     assert [(c.config["group"], len(c.config["members"])) for c in curves] == [("pt+cp", 10),
                                                                              ("mp", 10)]
     assert {c.config["n_iter"] for c in curves} == {57_000}
     assert all(c.config["n_eval"] == 50 for c in curves)
+    assert {(c.config["variant"], c.config["bn"]) for c in curves} == {("paper", "running")}
     paper = tc._grid("paper", 0)
     kinds = [c.config["kind"] for c in paper]
-    # 3 references + 3 data sets x 3 discrepancies x 2 groups + 2 ablation cells (Adult)
-    assert kinds.count("reference") == 3 and kinds.count("curves") == 18 + 2
+    # 3 references + Adult's uci-complete one; 3 data sets x 3 discrepancies x 3 groups; the
+    # sensitivity cells: 4 choices x 2 methods (Adult ND)
+    assert kinds.count("reference") == 4 and kinds.count("curves") == 27 + 8
     mp = [c for c in paper if c.config.get("group") == "mp"][0]
-    assert sorted({m["label"] for m in mp.config["members"]}) == ["mp-1", "mp-10", "mp-100"]
-    assert len(mp.config["members"]) == 30
+    assert sorted({m["label"] for m in mp.config["members"]}) == ["mp-1"]
+    large = [c for c in paper if c.config.get("group") == "mp-large"][0]
+    assert sorted({m["label"] for m in large.config["members"]}) == ["mp-10", "mp-100"]
+    assert len(large.config["members"]) == 20
     assert {c.config["n_iter"] for c in paper if c.config["kind"] == "curves"} == \
         {57_000, 35_000, 53_000}
     # every cell of a data set uses the one split, and repetition i has one seed across cells
@@ -67,10 +72,17 @@ def test_grids_per_scale(monkeypatch):
     rep0 = {m["seed"] for c in adult if c.config["kind"] == "curves"
             for m in c.config["members"] if m["rep"] == 0}
     assert len(rep0) == 1
+    # each sensitivity cell changes one choice of the main runs
+    sens = {c.config["group"]: c for c in adult if " " in c.config.get("group", "")}
+    assert {m["tau"] for m in sens["pt+cp tau=1"].config["members"]} == {1.0}
+    assert sens["mp bn=batch"].config["bn"] == "batch"
+    assert sens["mp data=uci-complete"].config["variant"] == "uci-complete"
+    assert {m["tau"] for m in sens["mp data=uci-complete"].config["members"]} == {tc.TAU}
     monkeypatch.setattr(tc, "_available", lambda n: None if n == "adult" else "absent")
     assert {c.config["dataset"] for c in tc._grid("paper", 0)} == {"adult"}
     assert tc.method_label("mp-10") == "MP (lambda_MP=10)" and tc.method_label("mp-1") == "MP"
     assert tc.method_label("pt+cp tau=0.5") == "PT + CP, tau = 0.5"
+    assert tc.method_label("mp-1 bn=batch") == "MP, bn = batch"
 
 
 def _scores():
