@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from fusionlib.compendium.cells.bundle import export_bundle, import_bundle
+from fusionlib.compendium.cells.bundle_checks import check_root
 from fusionlib.compendium.cells.exec import cell_status, notebook_status, results, run_cell
 from fusionlib.compendium.cells.model import CellsFailedError, CellsMissingError
 from fusionlib.compendium.cells.origin import GPU_ATOL, GPU_RTOL, bundle_origin, verify_bundle
@@ -49,9 +50,14 @@ def _cell_rows(names: Sequence[str], scale: str, seed: int, root: Path, status: 
                    "error_log": str(error_path(root, exp.name, scale, c.cell_id)),
                    "code_key": key}
             if status:
-                row["status"] = cell_status(exp, scale, c, root, key=key)
+                row["status"] = cell_status(exp, scale, c, root, key=key, unreadable=_warn)
             rows.append(row)
     return rows
+
+
+def _warn(message: str) -> None:
+    """One line on stderr (a shard file that cannot be read: treated as missing)."""
+    print(f"warning: {' '.join(message.split())}", file=sys.stderr)
 
 
 def _summary(rows: pd.DataFrame, figures: dict[str, Any]) -> str:
@@ -166,14 +172,14 @@ def _export(args: argparse.Namespace, root: Path) -> int:
 
 def _import(args: argparse.Namespace, root: Path) -> int:
     rep = import_bundle(args.bundle, root=root)
-    print(f"bundle {args.bundle}: installed {len(rep.installed)} shards under {root}"
-          + (f" ({rep.replaced} replaced a different local shard)" if rep.replaced else "")
-          + (f"; ledger {rep.ledger}" if rep.ledger else ""))
+    print(f"bundle {args.bundle}: installed {len(rep.installed)} of {rep.listed} shards under "
+          f"{root}" + (f" ({rep.replaced} replaced a different local shard)" if rep.replaced
+                       else "") + (f"; ledger {rep.ledger}" if rep.ledger else ""))
     for member, why in rep.refused:
         print(f"refused {member}: {why}", file=sys.stderr)
-    if rep.refused:
-        print(f"error: {len(rep.refused)} shards of the bundle were refused (listed above); the "
-              "others were installed", file=sys.stderr)
+    summary = rep.summary()
+    if summary:
+        print(f"error: {summary} (each named above)", file=sys.stderr)
     return 1 if rep.refused else 0
 
 
@@ -207,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         validate_scale(args.scale)
         if args.seed < 0:
             raise InvalidInputError(f"--seed must be an integer >= 0, got {args.seed}")
-        root = resolve_root(args.root)
+        root = check_root(resolve_root(args.root))
         if args.command in ("list", "plan"):
             _list_or_plan(args, root)
         elif args.command == "run":

@@ -10,7 +10,7 @@ import os
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,16 +181,20 @@ def run_cell(experiment: str | Experiment, scale: str, cell_id: str,
 
 
 def cell_status(experiment: str | Experiment, scale: str, cell: Cell,
-                root: str | os.PathLike[str] | None = None, *, key: str | None = None) -> str:
+                root: str | os.PathLike[str] | None = None, *, key: str | None = None,
+                unreadable: Callable[[str], None] | None = None) -> str:
     """``"done"`` (a current shard), ``"failed"`` (no current shard and a traceback file: the
     last compute failed, whether or not an old shard is left), ``"stale"`` (a shard that will be
-    recomputed: unreadable, truncated, of other code, or provisional) or ``"missing"``."""
+    recomputed: unreadable, truncated, malformed, of other code, or provisional) or
+    ``"missing"``. ``unreadable`` gets the one-line message of a shard file that cannot be read
+    (:func:`~fusionlib.compendium.cells.shardfile.load_shard`)."""
     exp = get_experiment(experiment)
     path = shard_path(root, exp.name, scale, cell.cell_id)
     if path.is_file():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", StaleShardWarning)
-            if load_shard(path, key or code_key(exp), cell, quiet=True) is not None:
+            if load_shard(path, key or code_key(exp), cell, quiet=True,
+                          unreadable=unreadable) is not None:
                 return "done"
     if error_path(root, exp.name, scale, cell.cell_id).is_file():
         return "failed"  # a successful compute deletes the traceback file

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from typing import Any
 
 from fusionlib.checks import check_positive_int
 from fusionlib.compendium.cells.bundle import LEDGER_DIR
+from fusionlib.compendium.cells.bundle_checks import MEMBER
 from fusionlib.compendium.cells.model import CellsFailedError
 from fusionlib.compendium.cells.registry import experiment_names, get_experiment
 from fusionlib.compendium.cells.shardfile import read_shard_file, this_machine
@@ -41,6 +43,11 @@ __all__ = ["GPU_RTOL", "GPU_ATOL", "installed_from_bundles", "bundle_origin", "o
            "WORKFLOW_CONFIG"]
 
 
+#: a shard of a ledger: ``<experiment>/<scale>/<cell_id>.shard.json`` (a bundle member without
+#: its ``cells/``)
+_LEDGER_SHARD = re.compile(MEMBER.pattern.removeprefix("cells/"))
+
+
 def installed_from_bundles(root: str | os.PathLike[str] | None = None
                            ) -> dict[str, dict[str, Any]]:
     """``{"<experiment>/<scale>/<cell>.shard.json": ledger entry}`` of every shard installed
@@ -51,11 +58,15 @@ def installed_from_bundles(root: str | os.PathLike[str] | None = None
     for path in ledgers:  # a later import of the same shard wins
         try:
             ledger = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
+        shards = ledger.get("shards") if isinstance(ledger, dict) else None
+        if not isinstance(shards, dict):
+            continue  # not a ledger written by import_bundle
         info = {k: v for k, v in ledger.items() if k != "shards"}
-        for rel, hashes in (ledger.get("shards") or {}).items():
-            out[rel] = {**info, **hashes}
+        for rel, hashes in shards.items():
+            if _LEDGER_SHARD.fullmatch(rel) and isinstance(hashes, dict):
+                out[rel] = {**info, **hashes}
     return out
 
 
@@ -241,7 +252,9 @@ def verify_bundle(scale: str, n: int = 3, *, seed: int,
             exp, _, name = rel.split("/")
             cell_id = name.removesuffix(SHARD_SUFFIX)
             old = read_shard_file((root / rel).read_bytes())
-            new = _recompute(exp, cell_id, scale, int(info.get("seed") or 0),
+            seed_of = info.get("seed")
+            new = _recompute(exp, cell_id, scale,
+                             seed_of if type(seed_of) is int and seed_of >= 0 else 0,
                              python or sys.executable, Path(tmp))
             dev_old, dev_new = str(old["run"].get("device")), str(new["run"].get("device"))
             gpu = dev_old.startswith("cuda") or dev_new.startswith("cuda")

@@ -32,6 +32,7 @@ import os
 import platform
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,20 +146,50 @@ def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str
 
 
 def read_shard_file(data: bytes | str) -> dict[str, Any]:
-    """The parsed shard file, after checking its format and both hashes; raises
-    :class:`ValueError` saying what is wrong (unreadable, other format, altered)."""
-    obj = json.loads(data)
-    if not isinstance(obj, dict) or "format" not in obj:
-        raise ValueError("not a shard file")
-    if obj["format"] != SHARD_FORMAT:
-        raise ValueError(f"has format {obj['format']!r}, not {SHARD_FORMAT}")
-    for part in ("result", "run"):
-        if not isinstance(obj.get(part), dict):
-            raise ValueError(f"has no {part} part")
-        if sha256_of(obj[part]) != obj.get(f"{part}_sha256"):
-            raise ValueError(f"was altered after it was written (the {part} part does not match "
-                             f"its SHA-256)")
+    """The parsed shard file, after checking its format, both hashes and the shape of its parts
+    (:func:`_check_shape`); raises :class:`ValueError` saying what is wrong (unreadable, other
+    format, altered, malformed)."""
+    try:
+        obj = json.loads(data)
+        if not isinstance(obj, dict) or "format" not in obj:
+            raise ValueError("not a shard file")
+        if obj["format"] != SHARD_FORMAT:
+            raise ValueError(f"has format {str(obj['format'])[:40]!r}, not {SHARD_FORMAT}")
+        for part in ("result", "run"):
+            if not isinstance(obj.get(part), dict):
+                raise ValueError(f"has no {part} part")
+            if sha256_of(obj[part]) != obj.get(f"{part}_sha256"):
+                raise ValueError(f"was altered after it was written (the {part} part does not "
+                                 "match its SHA-256)")
+    except RecursionError:
+        raise ValueError("is unreadable (nested too deeply)") from None
+    _check_shape(obj["result"], obj["run"])
     return obj
+
+
+def _check_shape(result: dict, run: dict) -> None:
+    """Raise :class:`ValueError` (``"has a malformed ..."``) unless ``result`` has a ``cell``
+    object with text ``experiment`` and ``cell_id``, text ``scale`` and ``code_key``, an object
+    ``rows`` and (if present) objects ``meta`` and ``figures``, and ``run`` a ``timing`` that
+    is absent or an object of a ``columns`` list and ``rows`` and ``figures`` objects."""
+    def need(where: str, value: Any, types: type | tuple[type, ...], what: str) -> None:
+        if not isinstance(value, types):
+            raise ValueError(f"has a malformed {where}: {type(value).__name__}, not {what}")
+
+    cell = result.get("cell")
+    need("result.cell", cell, dict, "an object")
+    for key in ("experiment", "cell_id"):
+        need(f"result.cell.{key}", cell.get(key), str, "text")
+    for key in ("scale", "code_key"):
+        need(f"result.{key}", result.get(key), str, "text")
+    need("result.rows", result.get("rows"), dict, "an object")
+    for key in ("meta", "figures"):
+        need(f"result.{key}", result.get(key), (dict, type(None)), "an object")
+    timing = run.get("timing")
+    need("run.timing", timing, (dict, type(None)), "an object")
+    for key, types, what in (("columns", list, "a list"), ("rows", dict, "an object"),
+                             ("figures", dict, "an object")):
+        need(f"run.timing.{key}", (timing or {}).get(key), (types, type(None)), what)
 
 
 def _join(result: dict, run: dict) -> tuple[pd.DataFrame, dict]:
@@ -179,33 +210,38 @@ def _join(result: dict, run: dict) -> tuple[pd.DataFrame, dict]:
 
 
 def load_shard(path: str | os.PathLike[str], expected_key: str, cell: Cell | None = None,
-               *, quiet: bool = False) -> Shard | None:
+               *, quiet: bool = False,
+               unreadable: Callable[[str], None] | None = None) -> Shard | None:
     """The shard at ``path`` if it is complete, unaltered, of the current code and of ``cell``;
     else None.
 
-    A missing file gives None silently; a truncated, unreadable or altered file (a hash that
-    does not match), a shard of another code key, format or cell gives None with a
+    A missing file gives None silently; a truncated, unreadable, malformed or altered file (a
+    hash that does not match), a shard of another code key, format or cell gives None with a
     :class:`StaleShardWarning` naming the file (the caller recomputes it and overwrites the
-    file). A provisional shard gives None silently.
+    file). A provisional shard gives None silently. ``quiet`` silences the warning;
+    ``unreadable`` (if given) is called, quiet or not, with the one-line message of a file
+    that cannot be read as a shard (not of one that is merely stale).
     """
     path = Path(path)
     if not path.is_file():
         return None
 
-    def reject(why: str) -> None:
+    def reject(why: str, broken: bool = False) -> None:
+        message = f"shard {path} {why}; it is treated as missing and recomputed"
+        if broken and unreadable is not None:
+            unreadable(message)
         if not quiet:
-            warnings.warn(f"shard {path} {why}; it is treated as missing and recomputed",
-                          StaleShardWarning, stacklevel=3)
+            warnings.warn(message, StaleShardWarning, stacklevel=3)
 
     try:
         obj = read_shard_file(path.read_bytes())
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError included
-        why = str(exc) if str(exc).startswith(("has ", "was ")) else (
+        why = str(exc) if str(exc).startswith(("has ", "was ", "is ")) else (
             f"is unreadable or truncated ({type(exc).__name__}: {str(exc)[:120]})")
-        reject(why)
+        reject(why, broken=not str(exc).startswith("has format"))
         return None
     except OSError as exc:
-        reject(f"is unreadable ({type(exc).__name__}: {str(exc)[:120]})")
+        reject(f"is unreadable ({type(exc).__name__}: {str(exc)[:120]})", broken=True)
         return None
     result, run = obj["result"], obj["run"]
     if result.get("code_key") != expected_key:
@@ -220,11 +256,12 @@ def load_shard(path: str | os.PathLike[str], expected_key: str, cell: Cell | Non
         return None
     try:
         rows, figures = _join(result, run)
-    except (KeyError, TypeError, ValueError) as exc:
-        reject(f"has an unreadable frame ({type(exc).__name__}: {str(exc)[:120]})")
+        meta = json_restore(result.get("meta") or {})
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        reject(f"has an unreadable frame ({type(exc).__name__}: {str(exc)[:120]})", broken=True)
         return None
     header = {k: v for k, v in result.items() if k not in ("rows", "figures", "meta")}
     header.update({k: v for k, v in run.items() if k != "timing"})
     header.update(format=obj["format"], result_sha256=obj["result_sha256"],
                   run_sha256=obj["run_sha256"])
-    return Shard(rows, figures, json_restore(result.get("meta") or {}), False, header)
+    return Shard(rows, figures, meta, False, header)

@@ -37,7 +37,8 @@ MACHINERY: tuple[str, ...] = (
     "fusionlib.compendium.cells.registry", "fusionlib.compendium.cells.frames",
     "fusionlib.compendium.cells.store", "fusionlib.compendium.cells.exec",
     "fusionlib.compendium.cells.cli", "fusionlib.compendium.cells.shardfile",
-    "fusionlib.compendium.cells.bundle", "fusionlib.compendium.cells.origin",
+    "fusionlib.compendium.cells.bundle", "fusionlib.compendium.cells.bundle_checks",
+    "fusionlib.compendium.cells.bundle_meta", "fusionlib.compendium.cells.origin",
     "fusionlib.compendium.cells.__main__",
 )
 ENV_ROOT = "FUSIONLIB_CELLS"
