@@ -240,6 +240,15 @@ def test_a_member_announcing_1_gib_is_refused_before_it_is_read(tmp_path, good):
     assert _checks().MAX_MEMBER_BYTES == 64 << 20
 
 
+def test_an_extended_header_announcing_1_gib_is_refused_before_it_is_read(tmp_path):
+    head = _info("././@LongLink", 1 << 30, tarfile.GNUTYPE_LONGNAME).tobuf(tarfile.USTAR_FORMAT)
+    bad = tmp_path / "longname.tar.gz"
+    bad.write_bytes(gzip.compress(head + b"a" * (1 << 20), compresslevel=1))
+    with pytest.raises(InvalidInputError, match="an extended tar header holds 1024 MiB, more "
+                       "than 1 MiB"):
+        C.import_bundle(bad, root=tmp_path / "root")
+
+
 def test_a_large_member_is_refused_without_holding_it_in_memory(tmp_path, good, monkeypatch):
     checks = _checks()
     monkeypatch.setattr(checks, "MAX_MEMBER_BYTES", 1 << 20)
@@ -578,6 +587,11 @@ def test_fuzzed_manifests_and_member_names_are_refused_or_installed_inside_the_r
     for k in range(300):
         files, extra = _mutate(rng, good)
         bundle = _pack(bundles / f"{k}.tar.gz", files, extra=extra)
+        if rng.random() < 0.2:  # bytes of the tar stream itself (headers too) flipped
+            raw = bytearray(gzip.decompress(bundle.read_bytes()))
+            for _ in range(int(rng.integers(1, 4))):
+                raw[int(rng.integers(len(raw)))] ^= int(rng.integers(1, 256))
+            bundle.write_bytes(gzip.compress(bytes(raw), compresslevel=1))
         sandbox = tmp_path / "fuzz" / str(k)
         root = sandbox / "deep" / "root"
         try:

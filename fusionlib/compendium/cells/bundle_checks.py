@@ -10,8 +10,9 @@ A bundle comes from another machine and may have been altered, repacked or forge
   passes :data:`MAX_ARCHIVE_BYTES` (a zip bomb stops there, whatever its header says). A member
   is read in chunks of :data:`CHUNK_BYTES` and refused when its header announces more than
   :data:`MAX_MEMBER_BYTES` (before any byte of it is read) or when more arrive; all members
-  together may hold :data:`MAX_TOTAL_BYTES` (they are held in memory until installed), and an
-  archive may have :data:`MAX_MEMBERS` entries.
+  together may hold :data:`MAX_TOTAL_BYTES` (they are held in memory until installed), an
+  extended header (a long name) :data:`MAX_HEADER_BYTES`, and an archive may have
+  :data:`MAX_MEMBERS` entries.
 * **Names.** The only members are ``manifest.json`` and regular files named
   ``cells/<experiment>/<scale>/<cell_id>.shard.json`` (:data:`MEMBER`, which admits no ``..``,
   no absolute path, no other character); the folder entries ``cells/``,
@@ -52,9 +53,9 @@ from fusionlib.compendium.scales import SCALES
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["BUNDLE_FORMAT", "MANIFEST", "MEMBER", "MAX_MEMBER_BYTES", "MAX_TOTAL_BYTES",
-           "MAX_ARCHIVE_BYTES", "MAX_MEMBERS", "CHUNK_BYTES", "BundleRefusedError",
-           "read_archive", "check_manifest", "check_shard", "check_root", "target_path",
-           "sha256_file", "show"]
+           "MAX_ARCHIVE_BYTES", "MAX_HEADER_BYTES", "MAX_MEMBERS", "CHUNK_BYTES",
+           "BundleRefusedError", "read_archive", "check_manifest", "check_shard", "check_root",
+           "target_path", "sha256_file", "show"]
 
 #: version of the bundle layout
 BUNDLE_FORMAT = 1
@@ -73,6 +74,8 @@ MAX_TOTAL_BYTES = 2048 * _MiB
 #: largest decompressed archive stream (tar headers and anything after the archive's end
 #: included), in bytes: MAX_TOTAL_BYTES + 256 MiB
 MAX_ARCHIVE_BYTES = MAX_TOTAL_BYTES + 256 * _MiB
+#: largest extended header (a PAX header, a GNU long name), read whole by :mod:`tarfile`: 1 MiB
+MAX_HEADER_BYTES = _MiB
 #: most entries of an archive
 MAX_MEMBERS = 100_000
 #: size of each read of a member or of the decompressed stream: 1 MiB
@@ -132,6 +135,23 @@ class _Counted:
         return data
 
 
+class _LongHeader(Exception):
+    """An extended header larger than :data:`MAX_HEADER_BYTES` (``args``: its size)."""
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose extended headers (read whole by :mod:`tarfile`) are refused above
+    :data:`MAX_HEADER_BYTES`, before they are read."""
+
+    _EXTENDED = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE,
+                 tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+
+    def _proc_member(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in self._EXTENDED and self.size > MAX_HEADER_BYTES:
+            raise _LongHeader(self.size)
+        return super()._proc_member(tarfile)
+
+
 def _decompressed(f: BinaryIO) -> BinaryIO:
     head = f.read(6)
     f.seek(0)
@@ -177,7 +197,7 @@ def read_archive(bundle: Path) -> dict[str, bytes]:
     try:
         with open(bundle, "rb") as raw:
             stream = _Counted(_decompressed(raw), MAX_ARCHIVE_BYTES, bundle)
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
+            with tarfile.open(fileobj=stream, mode="r|", tarinfo=_BoundedTarInfo) as tar:
                 for info in tar:
                     entries += 1
                     if entries > MAX_MEMBERS:
@@ -204,6 +224,9 @@ def read_archive(bundle: Path) -> dict[str, bytes]:
                 pass
     except BundleRefusedError:
         raise
+    except _LongHeader as exc:
+        refuse(f"an extended tar header holds {_size(exc.args[0])}, more than "
+               f"{_size(MAX_HEADER_BYTES)} (the limit of a header)")
     except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError, ValueError,
             RecursionError) as exc:
         raise InvalidInputError(
@@ -353,9 +376,9 @@ def check_shard(bundle: Path, entry: dict[str, Any], data: bytes | None, scale: 
 
 
 def target_path(root: Path, member: str) -> Path:
-    """Where the checked ``member`` goes under ``root``: ``<root>/<experiment>/<scale>/<cell_id>
-    .shard.json``, refused (:class:`BundleRefusedError`) if that resolves outside ``root`` (a
-    symbolic link under it) or is not a file there."""
+    """Where the checked ``member`` goes under ``root``:
+    ``<root>/<experiment>/<scale>/<cell_id>.shard.json``, refused (:class:`BundleRefusedError`)
+    if that resolves outside ``root`` (a symbolic link under it) or is not a file there."""
     m = MEMBER.fullmatch(member)
     if m is None:  # never: members are checked before
         raise BundleRefusedError(f"member {show(member)} is not a shard name")

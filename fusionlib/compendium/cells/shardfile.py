@@ -147,8 +147,9 @@ def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str
 
 def read_shard_file(data: bytes | str) -> dict[str, Any]:
     """The parsed shard file, after checking its format, both hashes and the shape of its parts
-    (:func:`_check_shape`); raises :class:`ValueError` saying what is wrong (unreadable, other
-    format, altered, malformed)."""
+    (a ``cell`` object with text ``experiment`` and ``cell_id``, text ``scale`` and
+    ``code_key``, objects where objects belong); raises :class:`ValueError` saying what is wrong
+    (unreadable, other format, altered, malformed: a file from elsewhere is never trusted)."""
     try:
         obj = json.loads(data)
         if not isinstance(obj, dict) or "format" not in obj:
