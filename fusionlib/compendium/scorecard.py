@@ -26,8 +26,8 @@ __all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "in
 INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
 #: declared statuses of items without claims; "checked" is computed from the claims. "proof
 #: only": a lemma with no numerical content of its own to check (the chapter says why)
-ITEM_STATUSES = ("checked", "settings only", "extension only", "used, no claim", "not built yet",
-                 "not run", "not checkable", "proof only")
+ITEM_STATUSES = ("checked", "settings only", "implementation only", "extension only",
+                 "used, no claim", "not built yet", "not run", "not checkable", "proof only")
 
 
 def collect_claims(executed: str | Path, *, exclude: tuple[str, ...] = ("scorecard",)
@@ -65,8 +65,10 @@ def inventory_status(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFr
     label in ``where`` (``"Figure 1 / Figure 9"`` names both) *and computed something* (its
     verdict is not "not run"): settings echoed back and our extensions do not make an item
     checked. Otherwise an item whose computed claims only echo the paper's settings (an
-    architecture table, a list of defaults) is "settings only", one with only our extensions'
-    claims computed is "extension only"; any other keeps its declared status, except that an
+    architecture table, a list of defaults) is "settings only", one whose computed claims only
+    check our code against its text (implementation identities on hand instances) is
+    "implementation only", one with only our extensions' claims computed is "extension only";
+    any other keeps its declared status, except that an
     item declared "checked" without such a claim in this build becomes "not run". The counts
     cover every claim naming the item, of any kind.
     """
@@ -84,6 +86,7 @@ def inventory_status(inventory: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFr
         declared = "not run" if item.status == "checked" else item.status
         status.append("checked" if kinds & set(COUNTED_KINDS) else
                       "settings only" if "setting" in kinds else
+                      "implementation only" if "implementation" in kinds else
                       "extension only" if "extension" in kinds else declared)
     out["status"] = status
     for k, v in counts.items():
@@ -120,11 +123,18 @@ def coverage_summary(status: pd.DataFrame) -> pd.DataFrame:
 def conclusion_table(group: pd.DataFrame) -> pd.DataFrame:
     """The scorecard's table of one paper's conclusions (rows of
     :func:`fusionlib.compendium.conclusions.conclusion_verdicts`): the verdict with its mark,
-    the statement, where it is made, why, how many bearing claims ran, how many are seed-stable
-    (when the seed-stability table was there) and what it would take to decide the rest."""
+    the statement, where it is made, why, how many of its key claims ran (marked "partly
+    decided" when not all did), how many claims are shown beside it without deciding it, how
+    many key claims are seed-stable (when the seed-stability table was there) and what it would
+    take to decide the rest."""
+    partly = (group["partly_decided"].astype(str) == "True" if "partly_decided" in group
+              else pd.Series(False, index=group.index))
     cols = {"verdict": [f"{MARKS[v]} {v}" for v in group.verdict],
             "conclusion": group.statement, "where": group.source, "why": group.reason,
-            "claims run": [f"{r} of {n}" for r, n in zip(group.ran, group.claims, strict=True)]}
+            "claims run": [f"{r} of {n}" + (" (partly decided)" if p else "")
+                           for r, n, p in zip(group.ran, group.claims, partly, strict=True)]}
+    if "shown" in group:
+        cols["shown beside"] = group["shown"]
     if "seed-stable claims" in group:
         cols["seed-stable"] = group["seed-stable claims"]
     cols["to decide the rest"] = group.to_decide

@@ -17,9 +17,9 @@ import pandas as pd
 
 from fusionlib.compendium.verdicts import Estimate
 
-__all__ = ["MIN_LEARNED", "finals", "checks", "learned_estimate", "not_comparable_reason",
-           "setting_summary", "trajectory_figure", "at_iterations", "learned_status",
-           "share_sentence"]
+__all__ = ["MIN_LEARNED", "finals", "checks", "learned_estimate", "learned_difference",
+           "not_comparable_reason", "setting_summary", "trajectory_figure", "at_iterations",
+           "learned_status", "share_sentence", "mixture_correlations", "mmd_floor"]
 
 #: learned seeds needed for an estimate with a standard error
 MIN_LEARNED = 2
@@ -54,6 +54,63 @@ def learned_estimate(frame: pd.DataFrame, column: str) -> Estimate | None:
     values = _learned(frame)[column].astype(float).to_numpy()
     if len(values) < MIN_LEARNED or not np.isfinite(values).all():
         return None
+    return Estimate.from_sample(values)
+
+
+def learned_difference(a: pd.DataFrame, b: pd.DataFrame, column: str) -> Estimate | None:
+    """``mean(a) - mean(b)`` of ``column`` over the learned rows of two settings, with the
+    standard error of two independent means and Welch-Satterthwaite degrees of freedom; None
+    when either has fewer than :data:`MIN_LEARNED` learned rows."""
+    ea, eb = learned_estimate(a, column), learned_estimate(b, column)
+    if ea is None or eb is None:
+        return None
+    return _welch(ea, eb)
+
+
+def _welch(ea: Estimate, eb: Estimate) -> Estimate:
+    """``ea - eb`` for two independent means of samples (se and df from both)."""
+    va, vb = float(ea.se) ** 2, float(eb.se) ** 2
+    se = float(np.sqrt(va + vb))
+    if se == 0:  # every learned seed of both gave the same value: the spread is unknown
+        return Estimate(ea.value - eb.value, None, None)
+    parts = [(v, e.df) for v, e in ((va, ea), (vb, eb)) if v > 0]
+    df = (se**4 / sum(v**2 / d for v, d in parts)
+          if all(d for _, d in parts) else None)
+    return Estimate(ea.value - eb.value, se, None, df)
+
+
+def mixture_correlations(pairs: Sequence[tuple[str, str]], design: object = None
+                         ) -> dict[str, float]:
+    """The population correlation of each ``(a, b)`` pair of the simulated mixture (exact: from
+    the components' weights, means and common covariance), keyed ``"a~b"``."""
+    from fusionlib.fusion.mixture.data import COLUMNS, DEFAULT_DESIGN
+
+    design = DEFAULT_DESIGN if design is None else design
+    w, mu = np.asarray(design.weights), np.asarray(design.means)
+    mean = w @ mu
+    cov = design.covariance() + (mu - mean).T @ np.diag(w) @ (mu - mean)
+    sd = np.sqrt(np.diag(cov))
+    out = {}
+    for a, b in pairs:
+        i, j = COLUMNS.index(a), COLUMNS.index(b)
+        out[f"{a}~{b}"] = float(cov[i, j] / (sd[i] * sd[j]))
+    return out
+
+
+def mmd_floor(truth: pd.DataFrame, draws: Sequence[pd.DataFrame], *, seed: object = 0
+              ) -> Estimate:
+    """The noise floor of the MMD to ``truth`` (section F, columns standardised with the
+    truth's statistics, as the cells score a generator): mean and standard error over ``draws``,
+    fresh samples of the truth's law of its size (what a generator that had learned the joint
+    exactly would score)."""
+    from fusionlib.fusion.evaluation import standardise_like
+    from fusionlib.metrics.mmd import mmd
+    from fusionlib.rng import child
+
+    values = []
+    for i, d in enumerate(draws):
+        r, s = standardise_like(truth, truth, d[list(truth.columns)])
+        values.append(mmd(r, s, seed=child(seed, "floor", i)).mmd)
     return Estimate.from_sample(values)
 
 

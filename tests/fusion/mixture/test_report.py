@@ -87,3 +87,47 @@ def test_share_sentence_of_a_weighted_strategy_gives_its_target():
     assert "above the truth's 0.050; its target share 0.270 (" in share_sentence(
         f, "s", "density, lr 1e-3", **kw)
     assert "target" not in share_sentence(f, "s", "uniform, lr 1e-3", **kw)
+
+
+def _learned(values, learned=None):
+    learned = [True] * len(values) if learned is None else learned
+    return pd.DataFrame({"rare_share": values, "learned": learned})
+
+
+def test_learned_difference_is_welch_over_learned_seeds():
+    from fusionlib.fusion.mixture.report import learned_difference
+
+    a = _learned([0.20, 0.25, 0.30, 0.9], learned=[True, True, True, False])
+    b = _learned([0.05, 0.06, 0.04])
+    d = learned_difference(a, b, "rare_share")
+    va, vb = np.var([0.2, 0.25, 0.3], ddof=1) / 3, np.var([0.05, 0.06, 0.04], ddof=1) / 3
+    assert d.value == pytest.approx(0.25 - 0.05)
+    assert d.se == pytest.approx(np.sqrt(va + vb))
+    assert d.df == pytest.approx((va + vb) ** 2 / (va**2 / 2 + vb**2 / 2))
+    assert learned_difference(a, _learned([0.05, 0.06], [True, False]), "rare_share") is None
+    same = learned_difference(_learned([0.1, 0.1]), _learned([0.0, 0.0]), "rare_share")
+    assert same.value == pytest.approx(0.1) and same.se is None  # spread unknown, not exact
+
+
+def test_mixture_correlations_match_a_large_sample():
+    from fusionlib.fusion.mixture.data import sample_mixture
+    from fusionlib.fusion.mixture.report import mixture_correlations
+
+    pairs = [("x1", "y1"), ("y1", "z"), ("y2", "z"), ("x1", "x1")]
+    exact = mixture_correlations(pairs)
+    x, _ = sample_mixture(400_000, 0)
+    for a, b in pairs:
+        assert exact[f"{a}~{b}"] == pytest.approx(x[a].corr(x[b]), abs=0.005)
+    assert exact["x1~x1"] == pytest.approx(1.0)
+
+
+def test_mmd_floor_is_the_mean_over_fresh_draws():
+    from fusionlib.fusion.mixture.data import sample_mixture
+    from fusionlib.fusion.mixture.report import mmd_floor
+
+    truth, _ = sample_mixture(300, 1)
+    draws = [sample_mixture(300, (2, i))[0] for i in range(3)]
+    floor = mmd_floor(truth, draws, seed=0)
+    assert floor.n == 3 and floor.value >= 0 and floor.value < 0.2
+    far = mmd_floor(truth, [d + 3.0 for d in draws], seed=0)
+    assert far.value > 5 * max(floor.value, 1e-3)
