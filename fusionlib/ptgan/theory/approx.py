@@ -82,11 +82,13 @@ def network_eval(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> 
     return a[:, 0] if a.shape[1] == 1 else a
 
 
-def product_approx(x: np.ndarray, y: np.ndarray, m: int, bound: float) -> np.ndarray:
+def product_approx(x: np.ndarray, y: np.ndarray, m: int, bound: float, *,
+                   strict: bool = True) -> np.ndarray:
     """Lemma 7's network value ``2 M^2 (eta(|x+y|/2M) - eta(|x|/2M) - eta(|y|/2M))`` with
-    ``eta = f_m`` (depth ``m + 1``) and ``M = bound`` (needs ``|x|, |y| <= M``)."""
+    ``eta = f_m`` (depth ``m + 1``) and ``M = bound`` (needs ``|x|, |y| <= M``; ``strict=False``
+    evaluates it outside, a planted fault: ``eta`` is only accurate on [0, 1])."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if bound <= 0 or np.abs(x).max() > bound or np.abs(y).max() > bound:
+    if bound <= 0 or (strict and (np.abs(x).max() > bound or np.abs(y).max() > bound)):
         raise InvalidInputError(f"Lemma 7 needs |x|, |y| <= M = {bound}")
     two_m = 2.0 * bound
     return 2.0 * bound**2 * (square_approx(np.abs(x + y) / two_m, m)
@@ -100,15 +102,19 @@ def eta_depth_for(L: int, bound: float) -> int:
     return L + max(0, math.ceil(math.log(6.0 * bound**2, 4)))
 
 
-def interpolation_error(L: int, d_x: int = 1, *, n_grid: int = 401) -> float:
+def interpolation_error(L: int, d_x: int = 1, *, n_grid: int = 401,
+                        outputs: float = 1.0) -> float:
     """Lemma 8: sup over a grid of ``||G^dagger(v1, v2, alpha) - (alpha v1 + (1-alpha) v2)||``
     for outputs ``v1, v2`` in [0, 1]^{d_x}, with product networks whose ``eta`` has the depth
     :func:`eta_depth_for` gives for ``M = 1``. The worst coordinate is repeated ``d_x`` times
-    (the Euclidean norm of equal coordinate errors is ``sqrt(d_x)`` times one)."""
+    (the Euclidean norm of equal coordinate errors is ``sqrt(d_x)`` times one). ``outputs``
+    (a planted fault when above 1) lets the sub-generators' outputs range over
+    ``[0, outputs]^{d_x}`` with the same ``M = 1`` networks."""
     check_positive_int("d_x", d_x)
-    a, dv = np.meshgrid(np.linspace(0, 1, n_grid), np.linspace(-1, 1, n_grid))
+    a, dv = np.meshgrid(np.linspace(0, 1, n_grid), np.linspace(-outputs, outputs, n_grid))
     m = eta_depth_for(L, 1.0) - 1
-    err = np.abs(product_approx(a.ravel(), dv.ravel(), m, 1.0) - a.ravel() * dv.ravel()).max()
+    err = np.abs(product_approx(a.ravel(), dv.ravel(), m, 1.0, strict=outputs <= 1.0)
+                 - a.ravel() * dv.ravel()).max()
     return float(np.sqrt(d_x) * err)
 
 

@@ -21,11 +21,12 @@ import torch
 from torch import nn
 
 from fusionlib.gan.losses import critic_loss
-from fusionlib.metrics.distances import wasserstein1
+from fusionlib.ptgan.theory.distances import exact_w1
 from fusionlib.ptgan.theory.nets import Layers, critic_value, frobenius_norms
 
 __all__ = ["ACTIVATIONS", "definition1_values", "activation_table", "network_activations",
-           "bounded_support", "moment_bracket", "identity_witness", "witness_value"]
+           "bounded_support", "moment_bracket", "moment_pairs", "identity_witness",
+           "witness_value"]
 
 #: the activations the paper names (Section 2.1) and the ones the book's networks use
 ACTIVATIONS: dict[str, nn.Module] = {"ReLU": nn.ReLU(), "lReLU(0.1)": nn.LeakyReLU(0.1),
@@ -98,7 +99,27 @@ def moment_bracket(x: np.ndarray, y: np.ndarray) -> dict:
     x, y = (v[:, None] if v.ndim == 1 else v for v in (x, y))
     gap = float(np.linalg.norm(x.mean(0) - y.mean(0)))
     upper = float(np.sqrt(x.var(0).sum() + y.var(0).sum() + gap**2))
-    return {"gap": gap, "w1": wasserstein1(x, y), "upper": upper}
+    return {"gap": gap, "w1": exact_w1(x, y), "upper": upper}
+
+
+def moment_pairs(n: int, seed: object, *, dims=(1, 2), shifts=(0.5, 1.5, 3.0, 6.0),
+                 sds=(0.1, 0.5, 1.0), ratio: float = 1.5) -> pd.DataFrame:
+    """:func:`moment_bracket` on pairs of Gaussian samples (``n`` points each): ``N(0, sd^2 I)``
+    against ``N(shift e_1, (ratio sd)^2 I)``, for every dimension, shift and sd. The pairs with a
+    large shift against a small sd make both sides nearly tight (W1 close to the mean gap and to
+    the root mean square distance), so a constant off by 2 on either side is caught."""
+    from fusionlib.rng import numpy_rng
+
+    rng = numpy_rng(seed, "p1", "moments")
+    rows = []
+    for dim in dims:
+        for shift in shifts:
+            for sd in sds:
+                mu = np.zeros(dim)
+                mu[0] = shift
+                x, y = rng.normal(0, sd, (n, dim)), mu + rng.normal(0, ratio * sd, (n, dim))
+                rows.append({"dim": dim, "shift": shift, "sd": sd, **moment_bracket(x, y)})
+    return pd.DataFrame(rows)
 
 
 def identity_witness(depth: int = 2) -> Layers:

@@ -9,14 +9,21 @@ computed by maximising ``E_p D - E_{p_n} D`` over the critic class of (A1) -- bi
 networks with ``||W_l||_F <= M_w(l)`` -- by projected gradient ascent
 (:func:`class_supremum`); the result is a value of a network of the class, so it is a lower
 estimate of the supremum. The empirical Rademacher complexity of the class (Lemma 10) is
-estimated the same way.
+estimated the same way. Both also get a *certified upper* value: every network of the class is
+``prod M_w``-Lipschitz with ``D(0) = 0``, so the supremum is at most ``prod M_w`` times the
+optimal transport value of :func:`~fusionlib.ptgan.theory.distances.lipschitz_sup` (for the
+estimation error, ``prod M_w W1(p, p_n)``). A bound is certified when the upper value is below
+it and refuted when the lower value is above it; in between the check cannot decide.
 
 Theorem 3 (a minimax lower bound of the same order). Its proof's hypotheses are 4-point laws
 ``p_u`` (u = 0, 1, 2) on ``{(q1, 1), (-q1, 1), (q1, 0), (-q1, 0)}``; for an estimator
 (:func:`theorem3_probabilities` uses the empirical measure) the witness network ``D^dagger`` of
 the proof gives ``d_D(p_u, p_hat) >= |E_{p_u} D^dagger - E_{p_hat} D^dagger|``, so the
 probability that this witness value reaches ``C_LB / sqrt(n_e)`` is a lower estimate of the
-probability in (11).
+probability in (11). Besides the empirical measure, :func:`theorem3_probabilities` takes the
+three estimators that ignore the data and answer one hypothesis (``"p0"``, ``"p1"``, ``"p2"``):
+the statement is about *every* estimator, and ``p1`` (the middle hypothesis) is the one the
+proof's construction barely defeats, so a ``C_LB`` more than twice the proof's fails on it.
 """
 
 from __future__ import annotations
@@ -30,11 +37,14 @@ import torch
 
 from fusionlib.checks import check_positive_int, check_probability
 from fusionlib.errors import InvalidInputError
+from fusionlib.ptgan.theory.distances import lipschitz_sup
 from fusionlib.rng import numpy_rng, torch_generator
 
-__all__ = ["BallClass", "class_supremum", "golowich_constant", "theorem2_bound",
-           "lemma10_bound", "theorem3_constants", "theorem3_probabilities", "fano_constant",
-           "kl_hypotheses", "tempered_pool", "theorem2_trace"]
+__all__ = ["BallClass", "class_supremum", "class_supremum_upper", "class_witness",
+           "golowich_constant",
+           "theorem2_bound", "lemma10_bound", "theorem3_constants", "theorem3_probabilities",
+           "THEOREM3_ESTIMATORS", "fano_constant", "kl_hypotheses", "tempered_pool",
+           "theorem2_trace"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,34 @@ def class_supremum(cls: BallClass, points: np.ndarray, coef: np.ndarray, seed: o
     return best
 
 
+def class_witness(cls: BallClass, points: np.ndarray, coef: np.ndarray, *,
+                  directions: int = 32, seed: int = 0) -> float:
+    """A lower value of ``sup_D |sum_i coef_i D(points_i)|`` over :class:`BallClass` without an
+    optimiser: the single-path networks ``prod M_w relu(e . u)`` (first row ``M_w(1) e``, then
+    single weights ``M_w(l)``; every layer on its ball's boundary) for unit ``e`` among the axes,
+    their negatives and ``directions`` random ones."""
+    u = np.asarray(points, dtype=np.float64)
+    c = np.asarray(coef, dtype=np.float64)
+    k = u.shape[1]
+    r = np.random.default_rng(seed).normal(size=(directions, k))
+    e = np.vstack([np.eye(k), -np.eye(k), r / np.linalg.norm(r, axis=1, keepdims=True)])
+    return cls.norm_product * float(np.abs(np.maximum(u @ e.T, 0.0).T @ c).max())
+
+
+def class_supremum_upper(cls: BallClass, points: np.ndarray, coef: np.ndarray) -> float:
+    """A certified upper value of ``sup_D |sum_i coef_i D(points_i)|`` over :class:`BallClass`:
+    every network of the class is ``prod M_w``-Lipschitz (ReLU, (A2)) with ``D(0) = 0``
+    (bias-free), so the supremum is at most ``prod M_w`` times
+    :func:`~fusionlib.ptgan.theory.distances.lipschitz_sup` (a transport cost, the same for
+    ``-coef``: the class is symmetric)."""
+    u = np.asarray(points, dtype=np.float64)
+    c = np.asarray(coef, dtype=np.float64)
+    if u.ndim != 2 or u.shape[1] != cls.in_dim or c.shape != (u.shape[0],):
+        raise InvalidInputError(f"points must be (n, {cls.in_dim}) and coef (n,), got "
+                                f"{u.shape} and {c.shape}")
+    return cls.norm_product * lipschitz_sup(u, c)
+
+
 def golowich_constant(depth: int) -> float:
     """``sqrt(2 d log 2) + 1`` of Golowich et al. (2018), which Lemma 10 replaces by
     ``sqrt(3 d)``."""
@@ -157,25 +195,41 @@ def kl_hypotheses(n: int) -> dict:
             "bound": 80 * n * delta**2}
 
 
-def fano_constant() -> float:
-    """The proof's final number ``sqrt(2)/(1+sqrt(2)) (39/40 - log(4)/40)``."""
-    return math.sqrt(2) / (1 + math.sqrt(2)) * (39 / 40 - math.log(4) / 40)
+def fano_constant(kl_factor: float = 1.0) -> float:
+    """The proof's final number ``sqrt(2)/(1+sqrt(2)) (39/40 - log(4)/40)``; ``kl_factor``
+    multiplies the ``log(4)/40`` term (a planted fault: 2 gives 0.531, below 0.55)."""
+    return math.sqrt(2) / (1 + math.sqrt(2)) * (39 / 40 - kl_factor * math.log(4) / 40)
 
 
-def theorem3_probabilities(n: int, n_sim: int, seed: object, *, b_x: float = 1.0) -> pd.DataFrame:
+#: the estimators :func:`theorem3_probabilities` knows: the empirical measure, and the constant
+#: estimators that answer hypothesis p_0, p_1 or p_2 whatever the data
+THEOREM3_ESTIMATORS: tuple[str, ...] = ("empirical", "p0", "p1", "p2")
+
+
+def theorem3_probabilities(n: int, n_sim: int, seed: object, *, b_x: float = 1.0,
+                           estimator: str = "empirical", c_lb_factor: float = 1.0
+                           ) -> pd.DataFrame:
     """For each hypothesis ``p_u``: the probability (over ``n_sim`` samples of size ``n``) that
-    the empirical measure's witness distance reaches ``C_LB / sqrt(n)``, and the median witness
-    distance."""
+    the estimator's witness distance reaches ``c_lb_factor C_LB / sqrt(n)``, and the median
+    witness distance. ``estimator`` is one of :data:`THEOREM3_ESTIMATORS` (a constant estimator
+    gives a deterministic distance: probability 0 or 1)."""
     check_positive_int("n", n)
+    if estimator not in THEOREM3_ESTIMATORS:
+        raise InvalidInputError(f"estimator must be one of {THEOREM3_ESTIMATORS}, got "
+                                f"{estimator!r}")
     k = theorem3_constants(b_x)
     d = np.array([k["witness"][p] for p in ("q1,1", "-q1,1", "q1,0", "-q1,0")])
-    s = k["c_lb_proof"] / math.sqrt(n)
+    s = c_lb_factor * k["c_lb_proof"] / math.sqrt(n)
     rows = []
     for u in (0, 1, 2):
         p = _hypothesis(u, n)
-        counts = numpy_rng(seed, "thm3", n, u).multinomial(n, p, size=n_sim)
-        dist = np.abs((p[None, :] - counts / n) @ d)
-        rows.append({"n": n, "u": u, "threshold": s, "prob": float((dist >= s).mean()),
+        if estimator == "empirical":
+            counts = numpy_rng(seed, "thm3", n, u).multinomial(n, p, size=n_sim)
+            dist = np.abs((p[None, :] - counts / n) @ d)
+        else:
+            dist = np.full(n_sim, abs((p - _hypothesis(int(estimator[1]), n)) @ d))
+        rows.append({"n": n, "u": u, "estimator": estimator, "threshold": s,
+                     "prob": float((dist >= s * (1 - 1e-12)).mean()),
                      "median_distance": float(np.median(dist))})
     return pd.DataFrame(rows)
 
@@ -194,12 +248,21 @@ def tempered_pool(n_pool: int, seed: object, *, r: float = 0.5) -> np.ndarray:
 
 
 def theorem2_trace(cls: BallClass, pool: np.ndarray, sizes, reps: int, seed: object, *,
-                   steps: int = 300, eta: float = 0.05) -> pd.DataFrame:
+                   steps: int = 300, eta: float = 0.05, shift: float = 0.0,
+                   restarts: int = 2) -> pd.DataFrame:
     """Estimation error ``d_D(p, p_n)`` and empirical Rademacher complexity for each sample size.
 
     ``p`` is the uniform law on ``pool``; ``p_n`` the empirical law of ``n`` draws from it.
-    Returns one row per (n, rep) with ``error``, ``rademacher`` (mean over two sign draws),
-    Theorem 2's bound, and Lemma 10's bound in the printed (``sqrt(3 d)``) and Golowich forms.
+    Returns one row per (n, rep) with ``error`` (the better of gradient ascent and the
+    single-path witnesses of :func:`class_witness`: a lower value; ``steps = 0``: the witnesses
+    alone) and
+    ``error_upper`` (:func:`class_supremum_upper`: a certified upper value), ``rademacher`` and
+    ``rademacher_upper`` (the same for the empirical Rademacher complexity, mean over two sign
+    draws), Theorem 2's bound, and Lemma 10's bound in the printed (``sqrt(3 d)``) and Golowich
+    forms. ``restarts``: random starts of the error's gradient ascent (one for the complexity's
+    two sign draws). ``shift`` (a planted fault) moves every drawn point's first coordinate by
+    that much: a generator class that cannot reproduce the sample, whose approximation error
+    the error then keeps.
     """
     pool = np.asarray(pool, dtype=np.float64)
     b_input = float(np.linalg.norm(pool, axis=1).max())
@@ -209,12 +272,27 @@ def theorem2_trace(cls: BallClass, pool: np.ndarray, sizes, reps: int, seed: obj
         for rep in range(reps):
             rng = numpy_rng(seed, "thm2", n, rep)
             idx = rng.integers(big_n, size=n)
-            coef = np.full(big_n, 1.0 / big_n) - np.bincount(idx, minlength=big_n) / n
-            err = class_supremum(cls, pool, coef, (seed, "err", n, rep), steps=steps)
-            rad = np.mean([class_supremum(cls, pool[idx], rng.choice([-1.0, 1.0], n) / n,
-                                          (seed, "rad", n, rep, k), steps=steps // 2,
-                                          restarts=1) for k in range(2)])
-            rows.append({"n": int(n), "rep": rep, "error": err, "rademacher": float(rad),
+            if shift:
+                drawn = pool[idx] + np.eye(pool.shape[1])[0] * shift
+                points = np.vstack([pool, drawn])
+                coef = np.concatenate([np.full(big_n, 1.0 / big_n), np.full(n, -1.0 / n)])
+            else:
+                points = pool
+                coef = np.full(big_n, 1.0 / big_n) - np.bincount(idx, minlength=big_n) / n
+            err = class_witness(cls, points, coef)
+            if steps > 0:
+                err = max(err, class_supremum(cls, points, coef, (seed, "err", n, rep),
+                                              steps=steps, restarts=restarts))
+            err_up = class_supremum_upper(cls, points, coef)
+            signs = [rng.choice([-1.0, 1.0], n) / n for _ in range(2)]
+            rad = np.mean([max(class_witness(cls, pool[idx], e),
+                               class_supremum(cls, pool[idx], e, (seed, "rad", n, rep, k),
+                                              steps=steps // 2, restarts=1)
+                               if steps > 1 else 0.0)
+                           for k, e in enumerate(signs)])
+            rad_up = np.mean([class_supremum_upper(cls, pool[idx], e) for e in signs])
+            rows.append({"n": int(n), "rep": rep, "error": err, "error_upper": err_up,
+                         "rademacher": float(rad), "rademacher_upper": float(rad_up),
                          "b_input": b_input,
                          "bound_thm2": theorem2_bound(cls, b_input, n, eta),
                          "bound_l10_printed": lemma10_bound(cls, b_input, n),

@@ -4,7 +4,9 @@
 the initial weights and at every checked iteration, evaluates on fresh samples:
 
 * (A1): the Frobenius norm of every critic weight matrix (the smallest ``M_w(l)``);
-* Proposition 1 (upper side), Lemma 4 and Theorem 1 at ``alpha = 1``: the critic against
+* Proposition 1 (upper side, with the ridge witnesses of
+  :func:`~fusionlib.ptgan.theory.bounds.ridge_witness`), Lemma 4 and Theorem 1 at ``alpha = 1``
+  (Theorem 1 with ``d_D`` at both ends of its bracket): the critic against
   ``p_X`` and ``G(Z, 1)`` (:mod:`fusionlib.ptgan.theory.bounds`);
 * Corollary 1 (tempered methods): the same on the joint inputs ``[Q^alpha, t(alpha)]`` and
   ``[G(Z^alpha, alpha), t(alpha)]`` with ``alpha ~ U(0, 1)`` (eq. 7 with r = 0, an admissible
@@ -53,24 +55,32 @@ def _modes(x: np.ndarray) -> np.ndarray:
     return np.argmin(((x[:, None, :] - ring_centers()[None]) ** 2).sum(-1), axis=1)
 
 
-def remark4_terms(critic, n: int, r: float, seed: object) -> dict:
-    """Per-pair coherency-penalty terms on ring pairs (Algorithm 1's draws, by hand).
+def _ring_pairs(n: int, seed: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    x1, x2 = sample_ring(n, child(seed, "x1")), sample_ring(n, child(seed, "x2"))
+    return x1, x2, _modes(x1), _modes(x2)
 
-    Returns the mean term over same-mode and two-mode pairs (with standard errors), the
-    largest deviation from Remark 4's factorised form ``((a1 - a2) grad D . (x1 - x2))^2``,
-    and the Spearman correlation of the term with ``||x1 - x2||``."""
+
+def remark4_terms(critic, n: int, r: float, seed: object, *, pairs=_ring_pairs) -> dict:
+    """Per-pair coherency-penalty terms on data pairs (Algorithm 1's draws, by hand).
+
+    ``pairs(n, seed)`` returns ``(x1, x2, modes1, modes2)``: two (n, 2) samples and the mode of
+    every point (default: the ring, each point's nearest centre). Returns the mean term over
+    same-mode and two-mode pairs (with standard errors), the largest deviation from Remark 4's
+    factorised form ``((a1 - a2) grad D . (x1 - x2))^2``, and the Spearman correlation of the
+    term with ``||x1 - x2||``."""
     from scipy import stats
 
     g = torch_generator(seed, "remark4")
-    x1 = torch.as_tensor(sample_ring(n, child(seed, "x1")), dtype=torch.float32)
-    x2 = torch.as_tensor(sample_ring(n, child(seed, "x2")), dtype=torch.float32)
+    x1n, x2n, m1, m2 = pairs(n, seed)
+    x1 = torch.as_tensor(x1n, dtype=torch.float32)
+    x2 = torch.as_tensor(x2n, dtype=torch.float32)
     a1, a2, nu = sample_alpha(n, r, g), torch.rand(n, generator=g), torch.rand(n, generator=g)
     q1, q2 = interpolate(x1, x2, a1), interpolate(x1, x2, a2)
     q_t, a_t = interpolate(q1, q2, nu), torch.lerp(a2, a1, nu)
     grad = input_gradient(critic, q_t, temperature(a_t)).detach()
     term = ((grad * (q1 - q2)).sum(1) ** 2).double().numpy()
     factored = (((a1 - a2) * (grad * (x1 - x2)).sum(1)) ** 2).double().numpy()
-    same = _modes(x1.numpy()) == _modes(x2.numpy())
+    same = np.asarray(m1) == np.asarray(m2)
     dist = np.linalg.norm((x1 - x2).numpy(), axis=1)
     out = {"r4_factor_dev": float(np.abs(term - factored).max() / max(term.max(), 1e-300)),
            "r4_spearman": float(stats.spearmanr(term, dist).statistic)}

@@ -9,16 +9,25 @@ evaluates, for the untempered loss ``L_b = mean D(X_i) - mean D(G(Z_i))``:
   ``L_i = D(X_i) - E D(G(Z))`` split at a threshold ``eps`` (empirical moments, ddof 0).
 * **Proposition 2**: ``||Cov(dL_b/dw_d)||_2 >= [z(1-z) E[L|L>=eps]^2 + z s_S^2 + (1-z) s_Sc^2 +
   s_G^2] / (n_b ||w_d||^2)`` at the ``eps > 0`` where ``E[L | L <= eps] = 0`` (the
-  proposition's condition). The left side is the top eigenvalue of the covariance of ``K``
-  independent minibatch gradients of the last layer; the right side comes from a large
-  independent sample.
+  proposition's condition). The left side is estimated from ``K`` independent minibatch
+  gradients of the last layer by a *split sample* (:func:`split_top_eigenvalue`): the top
+  eigenvector from one half, the Rayleigh quotient of the other half's covariance along it.
+  Given the first half this is unbiased for ``v' Cov v <= ||Cov||_2``: a lower estimate, so a
+  pass certifies the lower bound (the full-sample top eigenvalue is biased upwards and can pass
+  a violated bound). The right side comes from a large independent sample.
 * **Lemma 1**: ``||Cov(dL_b/dw_d)||_2 >= Var(L_b) / ||w_d||^2`` with ``Var(L_b)`` the variance
-  of the same ``K`` minibatch losses (a Rayleigh quotient: ``L_b = w_d . dL_b/dw_d``).
-* **Lemma 3**: the spread of ``L_b`` around its mean shrinks as ``n_b^(-1/2)`` (the
-  ``O_p(1/sqrt(n_b))`` term), measured at three minibatch sizes.
+  of the same ``K`` minibatch losses (a Rayleigh quotient: ``L_b = w_d . dL_b/dw_d``; linear
+  algebra on one matrix, shown as an implementation identity).
+* **Lemma 3**: the spread of ``L_b`` around its centre shrinks as ``n_b^(-1/2)`` (the
+  ``O_p(1/sqrt(n_b))`` term), measured at three minibatch sizes by the standard deviation and by
+  the interquartile range (``O_p`` is a statement in probability; quantiles stay defined when
+  the data violate (A3) with infinite variance): :func:`minibatch_spreads`.
 * **Remark 3**: one-step gradients of ``w_d`` at several ``r`` from the same minibatch draws:
-  the "bias" ``||E g_r - E g_1||`` and the variance ``tr Cov g_r``.
-* **Proposition 1** on the example: ``L(D) <= prod ||W_l||_F W1(p_X, p_G)`` (in-sample).
+  the variance ``tr Cov g_r`` (paired differences against ``r = 1``) and the squared "bias"
+  ``||E g_r - E g_1||^2``, estimated without the upward bias of a norm of a noisy mean (a
+  U-statistic over the minibatches, with a jackknife standard error): :func:`remark3_terms`.
+* **Proposition 1** on the example: ``L(D) <= prod ||W_l||_F W1(p_X, p_G)`` (in-sample; W1 by
+  SciPy's one-dimensional solution).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import pandas as pd
 import torch
 
 from fusionlib.checks import check_positive_int
+from fusionlib.errors import InvalidInputError
 from fusionlib.gan.networks import Critic
 from fusionlib.gan.penalties import r1_penalty
 from fusionlib.ptgan.tempering import minibatch_alpha, temperature, tempered_minibatch
@@ -38,7 +48,9 @@ from fusionlib.ptgan.theory.nets import layers_of
 from fusionlib.ptgan.variance.collapse import sample_two_modes
 from fusionlib.rng import child, torch_generator
 
-__all__ = ["CollapseCheck", "epsilon_root", "lemma2_parts", "penultimate", "collapse_checks"]
+__all__ = ["CollapseCheck", "epsilon_root", "lemma2_parts", "penultimate", "collapse_checks",
+           "split_top_eigenvalue", "full_top_eigenvalue", "minibatch_spreads", "remark3_terms",
+           "unbiased_sq_norm"]
 
 #: r values of the one-step bias-variance comparison (Remark 3)
 REMARK3_R = (1.0, 0.99, 0.9, 0.5)
@@ -93,6 +105,33 @@ def _collapsed(n: int, c: CollapseCheck, g: torch.Generator) -> torch.Tensor:
     return -c.mu2 + c.sd * torch.randn(n, 1, generator=g)
 
 
+def split_top_eigenvalue(grads: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """A lower estimate of ``||Cov g||_2`` from ``K`` independent draws ``grads`` (K, p).
+
+    The top eigenvector ``v`` of the sample covariance of the first half, then the mean of
+    ``((g - mean) . v)^2`` over the second half (``ddof = 1``): given the first half, unbiased for
+    ``v' Cov v``, which is at most ``||Cov||_2``. Returns ``(value, se, v)``; ``se`` is the
+    standard error of that mean over the second half."""
+    g = np.asarray(grads, dtype=np.float64)
+    if g.ndim != 2 or len(g) < 8:
+        raise InvalidInputError(f"need at least 8 draws (K, p), got {g.shape}")
+    half = len(g) // 2
+    a, b = g[:half], g[half:]
+    _, vecs = np.linalg.eigh(np.cov(a, rowvar=False).reshape(g.shape[1], g.shape[1]))
+    v = vecs[:, -1]
+    proj = ((b - b.mean(0)) @ v) ** 2 * len(b) / (len(b) - 1)
+    return float(proj.mean()), float(proj.std(ddof=1) / np.sqrt(len(b))), v
+
+
+def full_top_eigenvalue(grads: np.ndarray) -> tuple[float, float]:
+    """The top eigenvalue of the full sample covariance and its delta-method standard error
+    (the estimator the chapter used before: biased upwards, see :func:`split_top_eigenvalue`)."""
+    g = np.asarray(grads, dtype=np.float64)
+    vals, vecs = np.linalg.eigh(np.cov(g, rowvar=False).reshape(g.shape[1], g.shape[1]))
+    proj = ((g - g.mean(0)) @ vecs[:, -1]) ** 2
+    return float(vals[-1]), float(proj.std(ddof=1) / np.sqrt(len(g)))
+
+
 @torch.no_grad()
 def _prop2(critic: Critic, c: CollapseCheck, g: torch.Generator) -> dict:
     nb, k = c.batch_size, c.n_batches
@@ -102,9 +141,8 @@ def _prop2(critic: Critic, c: CollapseCheck, g: torch.Generator) -> dict:
     grads = grads.mean(1).double().numpy()
     w = critic.net[-1].weight.detach().double().numpy()[0]
     cov = np.cov(grads, rowvar=False)
-    vals, vecs = np.linalg.eigh(cov)
-    top, v = float(vals[-1]), vecs[:, -1]
-    proj = ((grads - grads.mean(0)) @ v) ** 2
+    split, split_se, _ = split_top_eigenvalue(grads)
+    top, top_se = full_top_eigenvalue(grads)
     losses_b = grads @ w
     xb, yb = sample_two_modes(c.n_big, c.mu2, c.sd, g), _collapsed(c.n_big, c, g)
     zb = torch.zeros(c.n_big)
@@ -112,7 +150,8 @@ def _prop2(critic: Critic, c: CollapseCheck, g: torch.Generator) -> dict:
     d_g = critic(yb, zb).double().numpy()
     loss_i = d_x - d_g.mean()
     eps = epsilon_root(loss_i)
-    out = {"cov_norm": top, "cov_norm_se": float(proj.std(ddof=1) / np.sqrt(k)),
+    out = {"cov_norm": split, "cov_norm_se": split_se, "cov_norm_full": top,
+           "cov_norm_full_se": top_se,
            "var_lb": float(losses_b.var(ddof=1)), "w_norm2": float(w @ w),
            "rayleigh": float(w @ cov @ w / (w @ w)), "eps": np.nan, "prop2_rhs": np.nan}
     parts = lemma2_parts(loss_i, 0.0 if eps is None else eps)
@@ -126,15 +165,102 @@ def _prop2(critic: Critic, c: CollapseCheck, g: torch.Generator) -> dict:
     return out
 
 
-@torch.no_grad()
-def _lemma3(critic: Critic, c: CollapseCheck, g: torch.Generator, sizes=(16, 64, 256)) -> dict:
+def minibatch_spreads(draw, sizes, n_batches: int) -> dict:
+    """Spread of the minibatch loss ``L_b`` over ``n_batches`` minibatches of every size.
+
+    ``draw(n)`` returns ``n`` per-row terms ``L_i = D(X_i) - D(G(Z_i))`` (a 1-D array); ``L_b``
+    is their mean over a minibatch. Returns ``sd_lb_<n_b>`` (standard deviation) and
+    ``iqr_lb_<n_b>`` (interquartile range / 1.349, the sd of a normal law with that range)."""
     out = {}
     for nb in sizes:
-        x, y = sample_two_modes(nb * c.n_batches, c.mu2, c.sd, g), _collapsed(
-            nb * c.n_batches, c, g)
-        zero = torch.zeros(len(x))
-        lb = (critic(x, zero) - critic(y, zero)).reshape(c.n_batches, nb).mean(1).double()
-        out[f"sd_lb_{nb}"] = float(lb.std())
+        lb = np.asarray(draw(int(nb) * n_batches), dtype=np.float64).reshape(n_batches, nb)
+        lb = lb.mean(1)
+        q1, q3 = np.quantile(lb, [0.25, 0.75])
+        out[f"sd_lb_{nb}"] = float(lb.std(ddof=1))
+        out[f"iqr_lb_{nb}"] = float((q3 - q1) / 1.349)
+    return out
+
+
+@torch.no_grad()
+def _lemma3(critic: Critic, c: CollapseCheck, g: torch.Generator, sizes=(16, 64, 256)) -> dict:
+    def draw(n: int) -> np.ndarray:
+        x, y = sample_two_modes(n, c.mu2, c.sd, g), _collapsed(n, c, g)
+        zero = torch.zeros(n)
+        return (critic(x, zero) - critic(y, zero)).double().numpy()
+
+    return minibatch_spreads(draw, sizes, c.n_batches)
+
+
+def unbiased_sq_norm(d: np.ndarray) -> tuple[float, np.ndarray]:
+    """``||E d||^2`` from ``K`` independent draws ``d`` (K, p) without the upward bias of
+    ``||mean d||^2`` (which adds ``tr Cov d / K``): the U-statistic
+    ``sum_{k != l} d_k . d_l / (K (K - 1))``. Returns it and its ``K`` leave-one-out values
+    (for a jackknife standard error)."""
+    d = np.asarray(d, dtype=np.float64)
+    k = len(d)
+    if k < 3:
+        raise InvalidInputError(f"need at least 3 draws, got {k}")
+    s, q = d.sum(0), float((d**2).sum())
+    sq = (d**2).sum(1)
+    u = (float(s @ s) - q) / (k * (k - 1))
+    s_minus = s[None, :] - d
+    loo = ((s_minus**2).sum(1) - (q - sq)) / ((k - 1) * (k - 2))
+    return float(u), loo
+
+
+def _jackknife_se(loo: np.ndarray) -> float:
+    k = len(loo)
+    return float(np.sqrt((k - 1) / k * ((loo - loo.mean()) ** 2).sum()))
+
+
+def _lerp(alpha: torch.Tensor, y1: torch.Tensor, y2: torch.Tensor) -> torch.Tensor:
+    a = alpha.unsqueeze(1)
+    return a * y1 + (1 - a) * y2
+
+
+@torch.no_grad()
+def remark3_terms(critic: Critic, x1: torch.Tensor, x2: torch.Tensor, y1: torch.Tensor,
+                  y2: torch.Tensor, u: torch.Tensor, g: torch.Generator, *,
+                  fake=_lerp, rs=REMARK3_R) -> dict:
+    """One-step gradients of ``w_d`` at every ``r`` of ``rs`` from the same draws.
+
+    ``x1, x2`` (K n_b, 1) data pairs and ``y1, y2`` generator pairs; ``u`` (2, K, n_b) the
+    uniforms of Algorithm 1's alpha; ``fake(alpha, y1, y2)`` the generator's tempered output
+    (default: the interpolation ``alpha y1 + (1 - alpha) y2`` of a generator that follows the
+    tempering, SM A.3). Returns per ``r``: ``var_<r>`` (tr Cov of the minibatch gradient),
+    ``var_diff_<r>`` (against ``r = 1``, paired) with ``var_diff_se_<r>``; ``bias2_<r>``
+    (``||E g_r - E g_1||^2``, :func:`unbiased_sq_norm`) with its jackknife ``bias2_se_<r>``,
+    ``bias_<r>`` (its square root, 0 when negative), and ``bias2_diff`` = ``bias2_0.5 -
+    bias2_0.99`` with ``bias2_diff_se`` (jackknife of the paired difference)."""
+    k = u.shape[1]
+    grads = {}
+    for r in rs:
+        alpha = torch.cat([minibatch_alpha(u[0, i], u[1, i], r, g) for i in range(k)])
+        a = alpha.unsqueeze(1)
+        q, t = a * x1 + (1 - a) * x2, temperature(alpha)
+        f = fake(alpha, y1, y2)
+        gr = (penultimate(critic, q, t) - penultimate(critic, f, t)).reshape(k, x1.shape[0] // k,
+                                                                            -1)
+        grads[r] = gr.mean(1).double().numpy()
+    out: dict = {}
+    base = grads[rs[0]]
+    dev1 = ((base - base.mean(0)) ** 2).sum(1)
+    loos = {}
+    for r, gr in grads.items():
+        dev = ((gr - gr.mean(0)) ** 2).sum(1)
+        # paired over the same minibatch draws: the variance change and its standard error
+        out[f"var_diff_{r:g}"] = float((dev - dev1).mean() * k / (k - 1))
+        out[f"var_diff_se_{r:g}"] = float((dev - dev1).std(ddof=1) / np.sqrt(k))
+        out[f"var_{r:g}"] = float(dev.mean() * k / (k - 1))
+        out[f"var_se_{r:g}"] = float(dev.std(ddof=1) / np.sqrt(k))
+        b2, loo = unbiased_sq_norm(gr - base)
+        loos[r] = loo
+        out[f"bias2_{r:g}"] = b2
+        out[f"bias2_se_{r:g}"] = _jackknife_se(loo) if r != rs[0] else 0.0
+        out[f"bias_{r:g}"] = float(np.sqrt(max(b2, 0.0)))
+    if 0.5 in grads and 0.99 in grads:
+        out["bias2_diff"] = out["bias2_0.5"] - out["bias2_0.99"]
+        out["bias2_diff_se"] = _jackknife_se(loos[0.5] - loos[0.99])
     return out
 
 
@@ -144,29 +270,7 @@ def _remark3(critic: Critic, c: CollapseCheck, g: torch.Generator) -> dict:
     x1, x2 = (sample_two_modes(nb * k, c.mu2, c.sd, g) for _ in range(2))
     y1, y2 = _collapsed(nb * k, c, g), _collapsed(nb * k, c, g)
     u = torch.rand(2, k, nb, generator=g)
-    grads = {}
-    for r in REMARK3_R:
-        alpha = torch.cat([minibatch_alpha(u[0, i], u[1, i], r, g) for i in range(k)])
-        a = alpha.unsqueeze(1)
-        q, fake, t = a * x1 + (1 - a) * x2, a * y1 + (1 - a) * y2, temperature(alpha)
-        gr = (penultimate(critic, q, t) - penultimate(critic, fake, t)).reshape(k, nb, -1)
-        grads[r] = gr.mean(1).double().numpy()
-    out = {}
-    dev1 = ((grads[1.0] - grads[1.0].mean(0)) ** 2).sum(1)
-    for r, gr in grads.items():
-        dev = ((gr - gr.mean(0)) ** 2).sum(1)
-        # paired over the same minibatch draws: the variance change and its standard error
-        out[f"var_diff_{r:g}"] = float((dev - dev1).mean() * k / (k - 1))
-        out[f"var_diff_se_{r:g}"] = float((dev - dev1).std(ddof=1) / np.sqrt(k))
-        diff = gr - grads[1.0]
-        mean = diff.mean(0)
-        norm = float(np.linalg.norm(mean))
-        unit = mean / norm if norm > 0 else mean
-        out[f"var_{r:g}"] = float(dev.mean() * k / (k - 1))
-        out[f"var_se_{r:g}"] = float(dev.std(ddof=1) / np.sqrt(k))
-        out[f"bias_{r:g}"] = norm
-        out[f"bias_se_{r:g}"] = float((diff @ unit).std(ddof=1) / np.sqrt(k)) if norm > 0 else 0.0
-    return out
+    return remark3_terms(critic, x1, x2, y1, y2, u, g)
 
 
 def _prop1(critic: Critic, c: CollapseCheck, g: torch.Generator, n: int = 1000) -> dict:
@@ -181,8 +285,9 @@ def collapse_checks(check: CollapseCheck, seed: object) -> pd.DataFrame:
     """Train the Figure 2 critic and evaluate every check at iterations 0, check_every, ....
 
     Returns one row per checked iteration with the columns described in the module text
-    (``cov_norm``, ``prop2_rhs``, ``rayleigh``, ``l2_*``, ``sd_lb_*``, ``var_*``, ``bias_*``,
-    ``p1_*``) and ``iteration``, ``mu2``, ``seed``.
+    (``cov_norm`` (split sample) and ``cov_norm_full``, ``prop2_rhs``, ``rayleigh``, ``l2_*``,
+    ``sd_lb_*``, ``iqr_lb_*``, ``var_*``, ``bias2_*``, ``p1_*``) and ``iteration``, ``mu2``,
+    ``seed``.
     """
     check_positive_int("n_iter", check.n_iter)
     check_positive_int("check_every", check.check_every)

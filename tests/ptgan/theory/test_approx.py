@@ -73,3 +73,11 @@ def test_fit_exponent_recovers_a_power_law():
     assert slope == pytest.approx(-2.0) and se == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(InvalidInputError):
         ta.fit_exponent([1, 2], [1, 2])
+
+
+def test_planted_faults_of_lemmas_7_and_8_break_the_bounds():
+    g = np.linspace(-2, 2, 81)
+    x, y = (a.ravel() for a in np.meshgrid(g, g))
+    m = ta.eta_depth_for(3, 1.0) - 1
+    assert np.abs(ta.product_approx(x, y, m, 1.0, strict=False) - x * y).max() > 1.0
+    assert ta.interpolation_error(3, 1, n_grid=61, outputs=2.0) > 4.0**-3

@@ -122,3 +122,31 @@ def test_theorem1_refuses_leaky_relu_and_too_many_paths():
     big = layers_of(Critic(2, (8, 80, 80), seed=0))
     with pytest.raises(InvalidInputError, match="MAX_PATHS"):
         theorem1_ratios(big, np.ones((3, 2)), np.zeros((3, 2)), d_upper=1.0)
+
+
+def test_ridge_witness_attains_w1_for_a_dominated_pair_and_is_below_it_otherwise():
+    from fusionlib.ptgan.theory.bounds import ridge_witness
+
+    rng = np.random.default_rng(0)
+    x = np.where(rng.random(400) < 0.5, -1.5, 1.5) + 0.1 * rng.normal(size=400)
+    y = -1.5 + 0.1 * rng.normal(size=400)
+    assert ridge_witness(x, y) == pytest.approx(empirical_w1(x, y), rel=1e-9)
+    a, b = _samples(3, 200)
+    assert 0 < ridge_witness(a, b) <= empirical_w1(a, b) * (1 + 1e-12)
+
+
+def test_bracket_is_tight_on_the_collapse_toy_and_a_halved_bound_fails():
+    from fusionlib.ptgan.theory.planted import _collapse_instance
+
+    layers, real, fake = _collapse_instance(300)
+    br = neural_distance_bracket(layers, real, fake)
+    assert br["ridge"] == br["lower"] and 0.999 < br["ratio"] <= 1 + 1e-9
+    assert br["nodes"] >= 0 and br["lower"] >= abs(br["critic"])
+
+
+def test_theorem1_right_side_factor():
+    layers = layers_of(Critic(2, (6, 6), seed=1))
+    x, y = _samples(2)
+    full = theorem1_ratios(layers, x, y, d_upper=5.0)
+    tenth = theorem1_ratios(layers, x, y, d_upper=5.0, rhs_factor=0.1)
+    assert_allclose(tenth.max_ratio, 10 * full.max_ratio)

@@ -89,3 +89,39 @@ def test_theorem3_probabilities_are_seeded_probabilities():
     assert a.equals(theorem3_probabilities(100, 300, 1))
     assert not a.equals(theorem3_probabilities(100, 300, 2))
     assert a["prob"].between(0, 1).all() and len(a) == 3
+
+
+def test_certified_upper_value_is_above_every_network_value():
+    from fusionlib.ptgan.theory.rates import class_supremum_upper, class_witness
+
+    rng = np.random.default_rng(2)
+    u, c = rng.normal(size=(40, 3)), rng.normal(size=40) / 40
+    cls = BallClass(3, (6, 6), 1.0)
+    up = class_supremum_upper(cls, u, c)
+    assert class_supremum(cls, u, c, 0, steps=30) <= up
+    assert 0 < class_witness(cls, u, c) <= up
+    # prod M scales the class: radius 2, depth 3 -> 8 times
+    assert class_supremum_upper(BallClass(3, (6, 6), 2.0), u, c) == pytest.approx(8 * up)
+
+
+def test_theorem2_trace_brackets_the_error():
+    pool = tempered_pool(128, 1)
+    out = theorem2_trace(BallClass(3, (4, 4), 1.0), pool, [16, 32], 1, 0, steps=0)
+    assert (out.error <= out.error_upper).all() and (out.rademacher <= out.rademacher_upper).all()
+    shifted = theorem2_trace(BallClass(3, (4, 4), 1.0), pool, [16, 32], 1, 0, steps=0,
+                             shift=0.5)
+    assert (shifted.error_upper > out.error_upper).all()
+
+
+def test_theorem3_constant_estimators():
+    from fusionlib.ptgan.theory.rates import THEOREM3_ESTIMATORS
+
+    assert THEOREM3_ESTIMATORS == ("empirical", "p0", "p1", "p2")
+    # p1 sits 2 C_LB / sqrt(n) from p0 and p2 (witness distance), 0 from itself
+    p1 = theorem3_probabilities(100, 10, 0, estimator="p1")
+    assert p1["prob"].tolist() == [1.0, 0.0, 1.0]
+    assert p1.loc[0, "median_distance"] == pytest.approx(2 * p1.loc[0, "threshold"])
+    assert theorem3_probabilities(100, 10, 0, estimator="p1", c_lb_factor=3.0)["prob"].max() == 0
+    with pytest.raises(InvalidInputError, match="estimator"):
+        theorem3_probabilities(100, 10, 0, estimator="mine")
+    assert fano_constant(2.0) == pytest.approx(0.5305, abs=1e-4)

@@ -69,3 +69,13 @@ def test_report_helpers():
     assert instance_directions([1.0, 2.0], [0.1, 0.1], ["a", "b"], ">0").verdict == "reproduced"
     assert instance_directions([1.0, 0.0], [0.1, 1.0], ["a", "b"], ">0").verdict == \
         "inconclusive"
+
+
+def test_remark4_terms_take_other_pairs():
+    from fusionlib.gan.networks import toy_networks
+    from fusionlib.ptgan.theory.planted import _line_pairs
+    from fusionlib.ptgan.theory.runs import remark4_terms
+
+    critic = toy_networks("small", conditional=True, seed=0)[1]
+    out = remark4_terms(critic, 500, 0.5, 1, pairs=_line_pairs)
+    assert out["r4_two"] > out["r4_same"] and out["r4_factor_dev"] < 1e-5

@@ -1,0 +1,170 @@
+"""The decision rules of the PTGAN theory claims, one place for the chapter and the planted
+faults (:mod:`fusionlib.ptgan.theory.planted`).
+
+Each rule turns computed numbers into a :class:`~fusionlib.compendium.verdicts.Decision` with
+the verdict module's conventions, and says which way its estimates lean:
+
+* :func:`bracket_decision` -- an upper bound whose left side (or an unknown on its right, such
+  as ``d_D``) is only known between a lower and an upper value: *certified* (reproduced) when
+  the upper value stays below the bound at every instance, *refuted* (differs) when a lower
+  value exceeds it, inconclusive in between (an optimiser's value alone never certifies an
+  upper bound).
+* :func:`rate_upper_decision` -- a rate that an upper bound states (``error = O(n^s)``): one
+  sided, reproduced when the slope is below ``s + margin`` (decays at least that fast), differs
+  when it is resolved above (a slower decay), via :func:`~fusionlib.compendium.verdicts.direction`.
+* :func:`rate_bracket_decision` -- the same with the error bracketed: the upper value's slope
+  certifies, the lower value's slope refutes.
+* :func:`construction_rate_decision` -- a rate for an infimum shown by a construction
+  (Proposition 4): the construction bounds the infimum from above, so a fast enough decay
+  certifies and a slow one is inconclusive, never "differs".
+* :func:`lower_bound_decision` -- a lower bound with a *lower* estimate of its left side
+  (Proposition 2): every instance decided by the one-sided interval of ``estimate / bound - 1``.
+* :func:`witness_decision` -- Proposition 1's lower bound attained: the witness's value over the
+  exact W1 of the two laws, against 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from fusionlib.compendium.verdicts import Decision, Estimate, categorical, compare, direction
+from fusionlib.errors import InvalidInputError
+from fusionlib.ptgan.evidence import all_instances
+
+__all__ = ["bracket_decision", "rate_upper_decision", "rate_bracket_decision",
+           "construction_rate_decision", "lower_bound_decision", "witness_decision",
+           "held_all", "signs_decision", "with_context"]
+
+
+def _arr(values) -> np.ndarray:
+    a = np.asarray(values, dtype=np.float64).ravel()
+    a = a[~np.isnan(a)]
+    if not len(a):
+        raise InvalidInputError("no values to decide on")
+    return a
+
+
+def bracket_decision(ratio_upper, ratio_lower, what: str, *, tol: float = 1e-9) -> Decision:
+    """An upper bound ``LHS <= bound`` checked with ``LHS`` known only between two values.
+
+    ``ratio_upper``: the upper value of ``LHS`` over the bound at every instance (a certified
+    value); ``ratio_lower``: the lower value over the bound (a network of the class, an
+    optimiser's best). Reproduced when every ``ratio_upper <= 1`` (certified), differs when some
+    ``ratio_lower > 1`` (a counterexample), else inconclusive."""
+    hi, lo = _arr(ratio_upper), _arr(ratio_lower)
+    test = ("bracket: certified when the upper value is below the bound at every instance, "
+            "refuted when a lower value is above it")
+    if (hi <= 1 + tol).all():
+        return Decision("reproduced", "", f"{test} (largest upper ratio {hi.max():.3g})")
+    if (lo > 1 + tol).any():
+        return Decision("differs", f"{what}: a lower value exceeds the bound at "
+                        f"{int((lo > 1 + tol).sum())} of {len(lo)} instances (largest ratio "
+                        f"{lo.max():.3g}): a counterexample", test)
+    return Decision("inconclusive", f"{what}: the certified upper value exceeds the bound at "
+                    f"{int((hi > 1 + tol).sum())} of {len(hi)} instances (largest ratio "
+                    f"{hi.max():.3g}) while every lower value stays below it (largest "
+                    f"{lo.max():.3g}): the quantity lies in between, so the check cannot decide",
+                    test)
+
+
+def held_all(ratios, what: str, *, tol: float = 1e-9) -> Decision:
+    """An inequality evaluated exactly at every instance (``ratio = LHS / bound``): reproduced
+    when it holds everywhere, differs at a counterexample."""
+    r = _arr(ratios)
+    bad = int((r > 1 + tol).sum())
+    return categorical(bad == 0, reason=f"{what}: violated at {bad} of {len(r)} instances "
+                       f"(largest ratio {r.max():.4g})")
+
+
+def _shifted(slope: Estimate, threshold: float) -> Estimate:
+    return Estimate(slope.value - threshold, slope.se, slope.n, slope.df)
+
+
+def rate_upper_decision(slope: Estimate, stated: float, margin: float, what: str) -> Decision:
+    """``error = O(n^stated)`` (an upper bound): one-sided, is the slope below
+    ``stated + margin``? (:func:`~fusionlib.compendium.verdicts.direction` on
+    ``slope - stated - margin``, expected ``< 0``.)"""
+    d = direction(_shifted(slope, stated + margin), "<0")
+    test = f"one-sided: slope <= {stated:g} + {margin:g} ({d.test})"
+    if d.verdict == "differs":
+        return Decision("differs", f"{what}: slope {slope.value:.3g} ± {slope.se or 0:.2g} "
+                        f"decays more slowly than n^({stated:g}) (above {stated + margin:g})",
+                        test, d.gap, d.low, d.high)
+    if d.verdict == "inconclusive":
+        return Decision("inconclusive", f"{what}: slope {slope.value:.3g}: {d.reason}", test,
+                        d.gap, d.low, d.high)
+    return replace(d, test=test)
+
+
+def rate_bracket_decision(slope_upper: Estimate, slope_lower: Estimate, stated: float,
+                          margin: float, what: str) -> Decision:
+    """An ``O(n^stated)`` rate with the error bracketed: the certified upper value's slope
+    decides "reproduced" (the upper envelope decays fast enough), the lower value's slope decides
+    "differs" (even the lower envelope decays too slowly); else inconclusive."""
+    up = rate_upper_decision(slope_upper, stated, margin, f"{what} (upper value)")
+    low = rate_upper_decision(slope_lower, stated, margin, f"{what} (lower value)")
+    test = "rate of a bracketed error: the upper value's slope certifies, the lower's refutes"
+    if up.verdict == "reproduced":
+        return Decision("reproduced", "", f"{test}; {up.test}")
+    if low.verdict == "differs":
+        return Decision("differs", low.reason, f"{test}; {low.test}")
+    return Decision("inconclusive", f"{what}: the certified upper value's slope "
+                    f"{slope_upper.value:.3g} does not show the rate ({up.reason or up.verdict}); "
+                    f"the lower value's slope is {slope_lower.value:.3g}", test)
+
+
+def construction_rate_decision(slope: Estimate, stated: float, margin: float,
+                               what: str) -> Decision:
+    """A rate of an infimum shown by one construction (an upper value of the infimum):
+    reproduced when the construction decays at least as fast as ``n^stated`` (one-sided);
+    otherwise inconclusive (a better network may exist), never "differs"."""
+    d = rate_upper_decision(slope, stated, margin, what)
+    if d.verdict == "differs":
+        return Decision("inconclusive", f"{d.reason}; this construction only bounds the "
+                        "infimum from above, so a slower construction does not refute the rate",
+                        d.test, d.gap, d.low, d.high)
+    return d
+
+
+def lower_bound_decision(estimates, ses, bounds, labels: Sequence[str], what: str) -> Decision:
+    """``LHS >= bound`` at every instance with a *lower* estimate of ``LHS`` (so a pass is
+    conservative): each instance decided by the one-sided interval of ``estimate / bound - 1``
+    (:func:`~fusionlib.compendium.verdicts.direction`, expected ``> 0``)."""
+    e, s, b = (np.asarray(v, dtype=np.float64) for v in (estimates, ses, bounds))
+    if not (len(e) == len(s) == len(b) == len(labels)) or not len(e):
+        raise InvalidInputError("lower_bound_decision needs one estimate, se, bound and label "
+                                "per instance")
+    decisions = [direction(Estimate(float(v / bb - 1), float(se / bb)), ">0")
+                 for v, se, bb in zip(e, s, b, strict=True)]
+    d = all_instances(decisions, list(labels))
+    if d.verdict != "reproduced":
+        return replace(d, reason=f"{what}: {d.reason}")
+    return d
+
+
+def witness_decision(value: float, se: float, w1: float, tolerance: float = 0.01) -> Decision:
+    """Proposition 1's lower bound attained: ``(E D(X) - E D(Y)) / W1 = 1`` within
+    ``tolerance`` (:func:`~fusionlib.compendium.verdicts.compare`, TOST), ``W1`` exact."""
+    if not w1 > 0:
+        raise InvalidInputError(f"W1 must be > 0, got {w1}")
+    return compare(1.0, Estimate(value / w1, se / w1), tolerance)
+
+
+def signs_decision(values, ses, labels: Sequence[str], expect: str, what: str) -> Decision:
+    """Every instance has the sign ``expect`` (each decided by
+    :func:`~fusionlib.compendium.verdicts.direction` with its standard error)."""
+    decisions = [direction(Estimate(float(v), float(s)), expect)
+                 for v, s in zip(values, ses, strict=True)]
+    d = all_instances(decisions, list(labels))
+    if d.verdict != "reproduced":
+        return replace(d, reason=f"{what}: {d.reason}")
+    return d
+
+
+def with_context(decision: Decision, context: str) -> Decision:
+    """The decision with ``context`` (hypothesis, instance, planted fault) added to its reason
+    (the claims table keeps a computed decision's own reason)."""
+    return replace(decision, reason="; ".join(p for p in (decision.reason, context) if p))
