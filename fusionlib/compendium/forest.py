@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from fusionlib.compendium.verdicts import LEVEL, VERDICTS, Estimate
+from fusionlib.compendium.verdicts import LEVEL, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["VERDICT_COLOURS", "FOREST_COLUMNS", "forest_data", "pick_rows", "forest_plot",
@@ -59,21 +59,26 @@ def _number(text: object) -> float:
     return x if math.isfinite(x) else math.nan
 
 
-def _estimate(value: float, se: object, n: object) -> Estimate:
+def _side(se: object, n: object) -> tuple[float | None, float | None]:
+    """(se, df) of one side as the claims file holds it: an empty se with no repetitions is an
+    exact value (a published number: se 0), an empty se with repetitions an unknown spread
+    (None: one repetition); df is ``n - 1`` with two repetitions or more, else None (normal)."""
     s, k = _number(se), _number(n)
     count = int(k) if math.isfinite(k) and k >= 1 and k == int(k) else None
+    df = float(count - 1) if count is not None and count >= 2 else None
     if str(se).strip() == "" or not math.isfinite(s):
-        return Estimate(value, None if count is not None else 0.0, count)
-    return Estimate(value, s, count)
+        return (None if count is not None else 0.0), df
+    return s, df
 
 
-def _interval(paper: Estimate, ours: Estimate, level: float
-              ) -> tuple[float, float | None, float | None]:
-    """(se, df, half-width) of the gap; se None when either side's spread is unknown."""
+def _interval(paper: tuple[float | None, float | None], ours: tuple[float | None, float | None],
+              level: float) -> tuple[float, float | None, float | None]:
+    """(se, df, half-width) of the gap from each side's (se, df), as the verdicts compute it
+    (Welch-Satterthwaite with two known df, the smaller known df with one, the normal quantile
+    with none); se NaN and no half-width when either side's spread is unknown."""
     from scipy import stats
 
-    o_se, o_df, _ = ours.spread()
-    p_se, p_df, _ = paper.spread()
+    (o_se, o_df), (p_se, p_df) = ours, paper
     if o_se is None or p_se is None:
         return math.nan, None, None
     s = math.hypot(o_se, p_se)
@@ -138,8 +143,10 @@ def forest_data(claims: pd.DataFrame, *, group: str | Sequence[str] | pd.Series 
         p, o, tol = _number(c["paper"]), _number(c["ours"]), _number(c["tolerance"])
         if not (math.isfinite(p) and math.isfinite(o) and math.isfinite(tol) and tol > 0):
             continue
-        paper = _estimate(p, c.get("paper_se", ""), c.get("paper_n", ""))
-        ours = _estimate(o, c.get("ours_se", ""), c.get("ours_n", ""))
+        paper = _side(c.get("paper_se", ""), c.get("paper_n", ""))
+        ours = _side(c.get("ours_se", ""), c.get("ours_n", ""))
+        if str(c.get("test", "")).startswith("no interval"):  # the rule found no spread
+            ours = (None, ours[1])
         se, df, half = _interval(paper, ours, level)
         gap = o - p
         low, high = (gap - half, gap + half) if half is not None else (math.nan, math.nan)
