@@ -24,8 +24,23 @@ def test_summary_counts_per_paper_and_escapes():
     rows = [_row("000", "reproduced"), _row("000", "differs"), _row("001", "not run", "<b>")]
     text = report.conclusions_html(rows, "cpu")
     assert "FusionGAN</b>: 2 main conclusions" in text and "✓ 1 reproduced" in text
-    assert "✗ 1 differs" in text and "&lt;b&gt;" in text and 'title="r &lt;x&gt;"' in text
+    assert "✗ 1 differs" in text and "&lt;b&gt;" in text
     assert "Fairness testing from separate datasets</b>: 0 main conclusions" in text
+
+
+def test_each_conclusion_shows_its_reason_and_links_to_its_evidence():
+    row = {**_row("000", "differs"), "conclusion_id": "000-K1", "chapters": "fusiongan data"}
+    text = report.conclusions_html([row, _row("001", "reproduced")], "cpu")
+    # the reason is text under the statement, not a tooltip (phones have no hover)
+    assert '<div class="rp-why">why: r &lt;x&gt;</div>' in text and "title=" not in text
+    assert 'href="executed/scorecard.html#conclusion-000-K1">its 2 key claims</a>' in text
+    assert 'href="executed/fusiongan.html#what-we-found">FusionGAN: the technical appendix<' \
+        in text and 'href="executed/data.html#what-we-found"' in text
+    assert 'id="conclusion-000-K1"' in text
+    # one header row per paper instead of a paper column
+    assert '<tr class="rp-paper"><th colspan="2">FusionGAN</th></tr>' in text
+    # a conclusions file written before the links: no links, the reason still shown
+    assert "rp-links" not in report.conclusions_html([_row("000", "differs")], "cpu")
 
 
 def test_provenance_box_shows_commit_scale_seed_and_versions():

@@ -4,8 +4,10 @@
 of CSS and plain JavaScript; no library, no network) that shows a page of claims at a time with
 the verdict and a short reason first, the details of a claim on a click, filters by paper,
 chapter, verdict, kind and scale, a search box and sortable columns. Every claim has a stable
-anchor, ``#claim-<claim id>``, and every chapter one, ``#chapter-<chapter>``: opening the page
-at such an anchor filters the table to it (chapters link to their claims that way).
+anchor, ``#claim-<claim id>``, every chapter one, ``#chapter-<chapter>``, and, when the
+conclusions are given, every conclusion one, ``#conclusion-<conclusion id>``: opening the page
+at such an anchor filters the table to it (chapters link to their claims that way, and the
+introduction and the scorecard link each conclusion to its key claims).
 """
 
 from __future__ import annotations
@@ -29,12 +31,24 @@ def recompute_command(claim_id: str) -> str:
     return f"make claim ID={claim_id}"
 
 
+def _se_text(se: str) -> str:
+    """A standard error as a reader needs it: two significant figures (``0.00126491`` ->
+    ``0.0013``); text that is not a number is kept."""
+    try:
+        x = float(se)
+    except ValueError:
+        return se
+    return f"{x:.2g}" if x == x and abs(x) != float("inf") else se
+
+
 def _value(v: str, se: str, n: str) -> str:
     if v in ("", "nan"):
         return "–"
     out = v
+    if v in ("inf", "-inf"):
+        out = v.replace("inf", "∞")
     if se not in ("", "0"):
-        out += f" ± {se}"
+        out += f" ± {_se_text(se)}"
     if n:
         out += f" (n={n})"
     return out
@@ -70,6 +84,8 @@ table.ct tr.ct-row{cursor:pointer}
 table.ct tr.ct-row:hover{background:#f4f6fa}
 table.ct tr.ct-detail td{background:#fafafa;font-size:.95em}
 table.ct code{white-space:pre-wrap;word-break:break-all}
+.ct-only{margin:.3em 0;padding:.3em .6em;background:#f4f6fa;border-left:3px solid #8aa}
+.ct-only[hidden]{display:none}
 .ct-reproduced{color:#1a7f37}.ct-differs{color:#b42318}.ct-inconclusive{color:#9a6700}
 .ct-not-comparable{color:#6e4cc2}.ct-not-run{color:#666}
 .ct-pager{margin:.4em 0;display:flex;gap:.6em;align-items:center}
@@ -80,7 +96,9 @@ _JS = r"""
 (function(){
 const root=document.getElementById("%(uid)s");const data=JSON.parse(
  document.getElementById("%(uid)s-data").textContent);
-const per=%(per_page)d;let page=0,sortKey=null,sortDir=1,open=null;
+const per=%(per_page)d;let page=0,sortKey=null,sortDir=1,open=null,only=null;
+const groups=JSON.parse(document.getElementById("%(uid)s-groups").textContent);
+const banner=root.querySelector(".ct-only");
 const sel={};["paper","chapter","v","kind","s"].forEach(k=>{sel[k]=root.querySelector(
  "[data-f='"+k+"']");const vals=[...new Set(data.map(r=>r[k]))].sort();
  vals.forEach(v=>{const o=document.createElement("option");o.value=v;o.textContent=v;
@@ -92,6 +110,7 @@ const esc=s=>String(s).replace(/[&<>"]/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",
  '"':"&quot;"}[c]));
 const short=s=>s.length>%(short)d?esc(s.slice(0,%(short)d))+"…":esc(s);
 function rows(){const t=q.value.toLowerCase();return data.filter(r=>
+ (!only||only.ids.includes(r.id))&&
  Object.keys(sel).every(k=>!sel[k].value||r[k]===sel[k].value)&&
  (!flipped||!flipped.checked||r.seeds.startsWith("flips"))&&
  (!t||(r.id+" "+r.q+" "+r.r+" "+r.where).toLowerCase().includes(t)));}
@@ -120,21 +139,33 @@ root.querySelectorAll("th[data-k]").forEach(th=>th.addEventListener("click",()=>
  const k=th.dataset.k;sortDir=(sortKey===k)?-sortDir:1;sortKey=k;draw();}));
 root.querySelector(".ct-prev").addEventListener("click",()=>{page=Math.max(0,page-1);draw();});
 root.querySelector(".ct-next").addEventListener("click",()=>{page=page+1;draw();});
+function showOnly(g){only=g;banner.hidden=!g;if(g){banner.querySelector(".ct-only-text")
+ .textContent="Only the "+g.ids.length+" key claims of "+g.id+": "+g.statement+" ";}}
+banner.querySelector("button").addEventListener("click",()=>{showOnly(null);page=0;draw();});
 function fromHash(){const h=decodeURIComponent(location.hash||"");
- if(h.startsWith("#claim-")){const id=h.slice(7);q.value=id;open=id;page=0;draw();
-  root.scrollIntoView();}
- else if(h.startsWith("#chapter-")){sel.chapter.value=h.slice(9);q.value="";page=0;draw();
-  root.scrollIntoView();}}
+ if(h.startsWith("#claim-")){const id=h.slice(7);showOnly(null);q.value=id;open=id;page=0;
+  draw();root.scrollIntoView();}
+ else if(h.startsWith("#chapter-")){showOnly(null);sel.chapter.value=h.slice(9);q.value="";
+  page=0;draw();root.scrollIntoView();}
+ else if(h.startsWith("#conclusion-")&&groups[h.slice(12)]){
+  showOnly(groups[h.slice(12)]);q.value="";Object.values(sel).forEach(s=>s.value="");page=0;
+  draw();root.scrollIntoView();}}
 window.addEventListener("hashchange",fromHash);draw();fromHash();
 })();
 """
 
 
 def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None,
-                  per_page: int = 25, uid: str = "claims-table", caption: str = "") -> str:
+                  per_page: int = 25, uid: str = "claims-table", caption: str = "",
+                  conclusions: pd.DataFrame | None = None) -> str:
     """The HTML fragment of the claims table (see the module text).
 
     ``caption`` titles the table (default: "Claims (scale: <the scales of the claims>)").
+
+    ``conclusions`` (rows of :func:`fusionlib.compendium.conclusions.conclusion_verdicts`:
+    ``conclusion_id``, ``statement``, ``claim_ids``) gives every conclusion an anchor,
+    ``#conclusion-<id>``, that shows only its key claims (a line above the table says so and
+    shows all claims again).
 
     ``stability`` (columns ``claim_id``, ``stability``: "stable", "flips: ...") adds a filter
     for the claims whose verdict changes with the root seed.
@@ -142,6 +173,13 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
     data = json.dumps(_records(claims, stability), ensure_ascii=False).replace("</", "<\\/")
     chapters = sorted(set(claims["experiment"])) if len(claims) else []
     anchors = "".join(f'<span id="chapter-{html.escape(c)}"></span>' for c in chapters)
+    groups = {}
+    if conclusions is not None and len(conclusions):
+        for c in conclusions.itertuples():
+            groups[c.conclusion_id] = {"id": c.conclusion_id, "statement": c.statement,
+                                       "ids": str(c.claim_ids).split()}
+            anchors += f'<span id="conclusion-{html.escape(c.conclusion_id)}"></span>'
+    groups_json = json.dumps(groups, ensure_ascii=False).replace("</", "<\\/")
     flip = ('<label><input type="checkbox" class="ct-flip"> only claims whose verdict flips '
             'with the seed</label>' if stability is not None and len(stability) else "")
     scales = ", ".join(sorted(set(claims["scale"]))) if len(claims) else "none"
@@ -160,6 +198,8 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
             f'<div class="ct-controls">{filters}<input class="ct-q" type="search" '
             f'placeholder="search id, quantity, reason" aria-label="search claims">{flip}'
             f'<span class="ct-count"></span></div>'
+            '<p class="ct-only" hidden><span class="ct-only-text"></span>'
+            '<button type="button">show every claim</button></p>'
             f'<div class="ct-wrap"><table class="ct"><caption style="caption-side: top; '
             f'text-align: left; font-weight: 600">{caption}</caption><thead><tr>{head}</tr>'
             f"</thead>"
@@ -169,5 +209,6 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
             f"<span>(click a row for its details and the command that recomputes it; click a "
             f"column to sort)</span></div>"
             f'<script type="application/json" id="{uid}-data">{data}</script>'
+            f'<script type="application/json" id="{uid}-groups">{groups_json}</script>'
             f"<script>{_JS % {'uid': uid, 'per_page': per_page, 'short': SHORT}}</script>"
             "</div>")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,34 @@ from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
-__all__ = ["Run", "BookTable", "torch_device", "FIGURE_STYLE", "legible"]
+__all__ = ["Run", "BookTable", "Link", "torch_device", "FIGURE_STYLE", "legible"]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A table cell that links to evidence: :meth:`Run.table` shows ``text`` as a link to
+    ``href`` (both HTML-escaped); anywhere else (a CSV, a plain frame) it is its text. A cell
+    may also hold a tuple of links, shown side by side."""
+
+    text: str
+    href: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def html(self) -> str:
+        return f'<a href="{html.escape(self.href)}">{html.escape(self.text)}</a>'
+
+
+def _link_cell(value: object) -> str:
+    if isinstance(value, Link):
+        return value.html()
+    if isinstance(value, tuple) and value and all(isinstance(v, Link) for v in value):
+        return " · ".join(v.html() for v in value)
+    if value is None or (isinstance(value, float) and value != value) or value == ():
+        return "–"
+    return html.escape(str(value))
+
 
 class BookTable:
     """A table as the book shows it: a styled table inside a box that scrolls sideways.
@@ -158,6 +186,9 @@ class Run:
         """
         styler = _for_display(df).style.format(precision=digits, na_rep="–",
                                                         escape="html")
+        for i in range(df.shape[1]):  # cells that link to evidence (Link, tuples of them)
+            if df.iloc[:, i].map(lambda v: isinstance(v, (Link, tuple))).any():
+                styler = styler.format(_link_cell, subset=[df.columns[i]])
         styler = styler.format_index(precision=digits, escape="html", axis=0)
         styler = styler.format_index(precision=digits, escape="html", axis=1)
         if not index:

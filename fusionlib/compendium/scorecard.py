@@ -15,13 +15,16 @@ from pathlib import Path
 import pandas as pd
 
 from fusionlib.compendium.claims import read_claims, verdict_counts
-from fusionlib.compendium.summary import MARKS
+from fusionlib.compendium.summary import MARKS, load_chapters
 from fusionlib.compendium.verdicts import COUNTED_KINDS, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["INVENTORY", "ITEM_STATUSES", "collect_claims", "load_inventory", "inventory_status",
-           "unmapped_claims", "kind_counts", "coverage_summary", "conclusion_table",
-           "flips_per_paper"]
+           "unmapped_claims", "kind_counts", "coverage_summary", "conclusion_chapters",
+           "conclusion_table", "flips_per_paper", "EVIDENCE_SECTION"]
+
+#: the section of every chapter that says what it found (its anchor: conclusions link there)
+EVIDENCE_SECTION = "what-we-found"
 
 INVENTORY = Path(__file__).resolve().parent / "inventory.csv"
 #: declared statuses of items without claims; "checked" is computed from the claims. "proof
@@ -120,18 +123,48 @@ def coverage_summary(status: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def conclusion_chapters(conclusions: pd.DataFrame, claims: pd.DataFrame) -> list[str]:
+    """For each conclusion (rows of :func:`~fusionlib.compendium.conclusions.conclusion_verdicts`),
+    the chapters whose claims bear on it, space-separated, the chapter with most of its key
+    claims first (the claims shown beside it when it has no key claim)."""
+    where = dict(zip(claims["claim_id"], claims["experiment"], strict=True)) if len(claims) \
+        else {}
+    out = []
+    for c in conclusions.itertuples():
+        ids = str(c.claim_ids).split() or str(getattr(c, "shown_ids", "")).split()
+        counts = pd.Series([where[i] for i in ids if i in where], dtype=object).value_counts()
+        out.append(" ".join(counts.index))
+    return out
+
+
+def _evidence(row: object, titles: dict[str, str]) -> object:
+    from fusionlib.compendium.run import Link
+
+    cid, n = str(row.conclusion_id), int(row.claims)
+    links = [Link(f"its {n} key claim{'s' if n != 1 else ''}", f"#conclusion-{cid}")] if n else []
+    links += [Link(f"{titles.get(ch, ch)}: what we found", f"{ch}.html#{EVIDENCE_SECTION}")
+              for ch in str(getattr(row, "chapters", "") or "").split()]
+    return tuple(links) if links else "–"
+
+
 def conclusion_table(group: pd.DataFrame) -> pd.DataFrame:
     """The scorecard's table of one paper's conclusions (rows of
     :func:`fusionlib.compendium.conclusions.conclusion_verdicts`): the verdict with its mark,
     the statement, where it is made, why, how many of its key claims ran (marked "partly
     decided" when not all did), how many claims are shown beside it without deciding it, how
     many key claims are seed-stable (when the seed-stability table was there) and what it would
-    take to decide the rest."""
+    take to decide the rest. With ``conclusion_id`` (and ``chapters``, from
+    :func:`conclusion_chapters`) an ``evidence`` column links each conclusion to its key claims
+    in the scorecard's table (``#conclusion-<id>``) and to the "What we found" section of each
+    chapter that bears on it (:class:`~fusionlib.compendium.run.Link` cells)."""
     partly = (group["partly_decided"].astype(str) == "True" if "partly_decided" in group
               else pd.Series(False, index=group.index))
     cols = {"verdict": [f"{MARKS[v]} {v}" for v in group.verdict],
-            "conclusion": group.statement, "where": group.source, "why": group.reason,
-            "claims run": [f"{r} of {n}" + (" (partly decided)" if p else "")
+            "conclusion": group.statement, "where": group.source, "why": group.reason}
+    if "conclusion_id" in group:
+        titles = load_chapters()["title"].to_dict()
+        cols["evidence"] = [_evidence(r, titles) for r in group.itertuples()]
+    cols |= {"claims run": [f"{r} of {n}" + (" (partly decided)" if p else "")
                            for r, n, p in zip(group.ran, group.claims, partly, strict=True)]}
     if "shown" in group:
         cols["shown beside"] = group["shown"]

@@ -38,7 +38,8 @@ def test_records_carry_values_with_uncertainty_and_the_command():
 
 def test_text_cannot_close_the_script_and_chapters_get_anchors():
     html_text = claims_widget(_claims())
-    assert html_text.count("</script>") == 2  # the JSON and the code; the quantity is escaped
+    # the claims' JSON, the conclusions' JSON and the code; the quantity is escaped
+    assert html_text.count("</script>") == 3
     assert 'id="chapter-ptgan_tabular"' in html_text and 'id="chapter-fusiongan"' in html_text
 
 
@@ -49,3 +50,28 @@ def test_stability_adds_the_flip_filter():
     assert "class=\"ct-flip\"" in html_text
     assert {r["id"]: r["seeds"] for r in _data(html_text)}["001-T3-a"].startswith("flips")
     assert "class=\"ct-flip\"" not in claims_widget(_claims())
+
+
+def test_conclusions_get_anchors_that_show_only_their_key_claims():
+    conclusions = pd.DataFrame({"conclusion_id": ["001-K6"], "statement": ["PT+CP </script>"],
+                                "claim_ids": ["001-T3-a"]})
+    html_text = claims_widget(_claims(), conclusions=conclusions)
+    assert 'id="conclusion-001-K6"' in html_text
+    m = re.search(r'<script type="application/json" id="claims-table-groups">(.*?)</script>',
+                  html_text, re.S)
+    groups = json.loads(m.group(1))
+    assert groups["001-K6"]["ids"] == ["001-T3-a"]
+    assert groups["001-K6"]["statement"] == "PT+CP </script>"  # escaped in the page
+    assert html_text.count("</script>") == 3
+    assert '#conclusion-' in html_text and 'class="ct-only" hidden' in html_text
+    assert json.loads(re.search(r'id="claims-table-groups">(.*?)</script>',
+                                claims_widget(_claims()), re.S).group(1)) == {}
+
+
+def test_standard_errors_show_two_significant_figures_and_infinity_its_sign():
+    frame = _claims()
+    frame.loc[0, "paper_se"] = "0.00126491"
+    frame.loc[1, "ours"] = "inf"
+    rows = {r["id"]: r for r in _data(claims_widget(frame))}
+    assert rows["001-T3-a"]["p"] == "0.02 ± 0.0013"
+    assert rows["000-C-latent"]["o"].startswith("∞")

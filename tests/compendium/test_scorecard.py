@@ -113,3 +113,26 @@ def test_flips_per_paper_counts_the_claims_whose_verdict_flips():
     assert by.to_dict() == {"FusionGAN": 1, "PTGAN": 1}
     none = flips_per_paper(stability.assign(stability="stable"), {"000": "F", "001": "P"})
     assert none.sum() == 0
+
+
+def test_conclusions_link_to_their_key_claims_and_to_the_chapters_that_bear_on_them():
+    from fusionlib.compendium.run import Link
+    from fusionlib.compendium.scorecard import conclusion_chapters
+
+    claims = pd.DataFrame({"claim_id": ["a", "b", "c", "d"],
+                           "experiment": ["fusiongan", "identification", "identification",
+                                          "data"]})
+    conclusions = pd.DataFrame({"conclusion_id": ["000-K1", "000-K2"],
+                                "claim_ids": ["a b c", ""], "shown_ids": ["", "d"]})
+    assert conclusion_chapters(conclusions, claims) == ["identification fusiongan", "data"]
+    group = pd.DataFrame({"conclusion_id": ["000-K1", "000-K2"], "verdict": ["differs"] * 2,
+                          "statement": ["a", "b"], "source": ["A", "B"], "reason": ["r", "s"],
+                          "ran": [3, 0], "claims": [3, 0], "to_decide": ["", ""],
+                          "chapters": ["identification fusiongan", ""]})
+    t = conclusion_table(group)
+    assert list(t.columns)[:5] == ["verdict", "conclusion", "where", "why", "evidence"]
+    first = t["evidence"].iloc[0]
+    assert first[0] == Link("its 3 key claims", "#conclusion-000-K1")
+    assert first[1].href == "identification.html#what-we-found"
+    assert first[2].text == "FusionGAN: the technical appendix: what we found"
+    assert t["evidence"].iloc[1] == "–"
