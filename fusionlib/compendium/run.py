@@ -23,7 +23,8 @@ from fusionlib.compendium.scales import SCALES, validate_scale
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
-__all__ = ["Run", "BookTable", "Link", "torch_device", "FIGURE_STYLE", "legible"]
+__all__ = ["Run", "BookTable", "Link", "WIDE_COLUMNS", "decisive_first", "torch_device",
+           "FIGURE_STYLE", "legible"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,18 @@ class BookTable:
 
     #: the box: as wide as the text column at most, scrolling sideways when the table is wider
     WRAPPER = '<div class="table-scroll" style="max-width: 100%; overflow-x: auto;">'
+    #: the box of a wide table (more than :data:`WIDE_COLUMNS` columns): its first column stays
+    #: in view while the rest scrolls (``book/_static/book.css``)
+    WIDE_WRAPPER = ('<div class="table-scroll table-wide" style="max-width: 100%; '
+                    'overflow-x: auto;">')
 
-    def __init__(self, styler: Any) -> None:
+    def __init__(self, styler: Any, *, wide: bool = False) -> None:
         self.styler = styler
+        self.wide = wide
 
     def _repr_html_(self) -> str:
-        return f"{self.WRAPPER}{self.styler.to_html()}</div>"
+        box = self.WIDE_WRAPPER if self.wide else self.WRAPPER
+        return f"{box}{self.styler.to_html()}</div>"
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # display hooks and copy/pickle probes: never the Styler's
@@ -168,8 +175,19 @@ class Run:
             f"{self.seed}, device `{self.device}`. Settings: {cfg}.\n```"
         )
 
-    def table(self, df: pd.DataFrame, title: str, *, digits: int = 3, index: bool = False) -> Any:
+    def table(self, df: pd.DataFrame, title: str, *, digits: int = 3, index: bool = False,
+              decisive: bool | None = None) -> Any:
         """``df`` ready to display in the book, captioned with ``title`` and this run's scale.
+
+        ``decisive`` puts the columns that decide first, right after the label columns (the
+        leading columns of text, such as data set and method, or the index when ``index``;
+        :func:`decisive_first`): the verdict columns, then those of ours and the paper's
+        values (a column named ``verdict``, ``ours``, ``paper``, or with one of these words in
+        its name, such as ``RF ours``), in their order. The default
+        (``None``) does so for a wide table, one of more than :data:`WIDE_COLUMNS` columns,
+        which also gets a box whose first column stays in view while the others scroll
+        sideways: the first screen of a wide table holds its label and its verdict. No value
+        changes, only the order of the columns.
 
         Floats (also in columns of mixed type, and in the index) show ``digits`` decimals,
         missing values a dash, also when written out as text (``"nan"``; a column of whole
@@ -184,6 +202,9 @@ class Run:
             Displays as the HTML table in a horizontally scrollable box (the last expression of
             a cell, or ``display(...)``); otherwise it behaves as the Styler it wraps.
         """
+        wide = df.shape[1] + (1 if index else 0) > WIDE_COLUMNS
+        if decisive if decisive is not None else wide:
+            df = decisive_first(df, index=index)
         styler = _for_display(df).style.format(precision=digits, na_rep="–",
                                                         escape="html")
         for i in range(df.shape[1]):  # cells that link to evidence (Link, tuples of them)
@@ -218,7 +239,7 @@ class Run:
                 styles.append({"selector": f"th.col_heading.col{i}", "props": "text-align: left;"})
         return BookTable(styler.set_caption(caption)
                          .set_table_attributes('class="dataframe"')  # the theme's table style
-                         .set_table_styles(styles))
+                         .set_table_styles(styles), wide=wide)
 
     # ----------------------------------------------------------------- outputs
     def _path(self, name: str, suffix: str) -> Path:
@@ -312,6 +333,48 @@ class Run:
         atomic_write_json(self.results_dir / "provenance.json", record)
         atomic_write_json(self.results_dir / "figures.json", self._figures)
         return record
+
+
+#: a table of more columns than this is wide: its decisive columns come first, in a box whose
+#: first column stays in view (:meth:`Run.table`)
+WIDE_COLUMNS = 8
+#: the words that make a column decisive, in the order they come after the label column
+DECISIVE_WORDS: tuple[str, ...] = ("verdict", "ours", "paper")
+#: at most this many leading text columns label the rows (data set, method, metric)
+LABEL_COLUMNS = 3
+
+
+def decisive_first(df: pd.DataFrame, *, index: bool = False) -> pd.DataFrame:
+    """``df`` with its decisive columns (:data:`DECISIVE_WORDS`) right after the label columns:
+    the verdict columns first, then the columns of ours and of the paper's values in their
+    order (``RF paper``, ``RF ours``, ``SVM paper`` ... stay pairs). The label columns are the
+    leading columns of text that are not decisive (``dataset``, ``method``; at most
+    :data:`LABEL_COLUMNS`), and at least the first column unless ``index`` (the index labels
+    the rows); the first column stays first even when its name is decisive. Values are not
+    touched; ``df`` itself is not changed."""
+    import re
+
+    def words(label: object) -> str:
+        text = " ".join(map(str, label)) if isinstance(label, tuple) else str(label)
+        return text.lower()
+
+    def has(label: object, word: str) -> bool:
+        return re.search(rf"(?<![a-z0-9_]){word}(?![a-z0-9_])", words(label)) is not None
+
+    # the label columns: the leading columns of text that are not decisive (dataset, method),
+    # at most LABEL_COLUMNS of them; without an index the first column labels the rows anyway
+    start = 0
+    while start < min(LABEL_COLUMNS, df.shape[1]) and df.iloc[:, start].dtype == object \
+            and not any(has(df.columns[start], w) for w in DECISIVE_WORDS):
+        start += 1
+    start = max(start, 0 if index else min(1, df.shape[1]))
+    rest = list(range(start, df.shape[1]))
+    verdicts = [i for i in rest if has(df.columns[i], "verdict")]
+    values = [i for i in rest if i not in verdicts
+              and any(has(df.columns[i], w) for w in DECISIVE_WORDS[1:])]
+    order = list(range(start)) + verdicts + values + [
+        i for i in rest if i not in verdicts and i not in values]
+    return df if order == list(range(df.shape[1])) else df.iloc[:, order]
 
 
 #: texts that are a missing value written out (a number formatted to text before display)
