@@ -367,8 +367,9 @@ def test_screens_are_named_by_page_and_tabulated():
                                        "height_px_1280": 2400, "screens_1280": 3.0,
                                        "height_px_390": 8440, "screens_390": 10.0}])
     assert table.splitlines() == [
-        "page,tables,wide_tables,height_px_1280,screens_1280,height_px_390,screens_390",
-        "book/intro.html,3,1,2400,3.0,8440,10.0"]
+        "page,tables,wide_tables,verdict_offscreen,height_px_1280,screens_1280,height_px_390,"
+        "screens_390",
+        "book/intro.html,3,1,,2400,3.0,8440,10.0"]
 
 
 def test_run_table_shows_missing_values_written_as_text_as_a_dash(tmp_path):
@@ -448,3 +449,67 @@ def test_the_browser_finds_a_long_name_that_widens_the_page_on_a_phone(tmp_path)
         assert bool(phone) is wide, (sub, problems)
         if wide:
             assert "fusionlib.compendium.cells.xxxx" in phone[0]
+
+
+# ----------------------------------------------------------------------------- issue 33: the
+# report a reviewer trusts at a glance
+
+FOUND = ('<section id="what-we-found"><h2>What we found<a class="headerlink" '
+         'href="#what-we-found">#</a></h2>{}</section>')
+PROSE = "<p>This chapter registers 4 claims.</p>"
+SHOWN_CELL = ('<div class="cell docutils container"><div class="cell_input">x = 1</div>'
+              "</div>")
+GENERATED = ('<div class="cell tag_remove-input docutils container"><div class="cell_output">'
+             "<p>This chapter registers 4 claims.</p></div></div>")
+
+
+def test_a_chapter_without_what_we_found_or_opening_it_with_code_fails():
+    def check(body: str) -> list[str]:
+        return check_html.check_page(page(BANNER + body), "book/executed/x.html",
+                                     chapter=True, found=True)
+
+    assert check(FOUND.format(PROSE + SHOWN_CELL)) == []
+    assert check(FOUND.format(GENERATED + SHOWN_CELL)) == []  # a generated sentence is prose
+    assert any("no 'What we found' section" in p for p in check("<h2>Claims</h2>" + PROSE))
+    assert any("opens with a code cell" in p for p in check(FOUND.format(SHOWN_CELL + PROSE)))
+    # "What we found" in bold in the opening box is not the section
+    assert any("no 'What we found'" in p for p in check("<p><b>What we found.</b> 3</p>"))
+    # off unless asked (the scorecard, --no-summary-check)
+    assert check_html.check_page(page(BANNER), "book/executed/x.html", chapter=True) == []
+
+
+def test_a_verdict_column_beyond_the_first_1280_px_of_its_box_fails():
+    near = {"width": 2000, "column": 800, "scroll": 800, "verdict_left": 160, "caption": "A"}
+    far = {**near, "verdict_left": 1500, "caption": "Table 9 (scale: cpu)"}
+    assert check_html.check_page(page(""), "book/x.html", tables=[near]) == []
+    found = check_html.check_page(page(""), "book/x.html", tables=[near, far])
+    assert found == ["book/x.html: 1 table(s) with the verdict column beyond the first 1280 px "
+                     "of the scroll box, e.g. 'Table 9 (scale: cpu)' at 1500 px: put it first "
+                     "(run.table's decisive=True)"]
+    assert check_html.check_page(page(""), "book/x.html", tables=[{**near,
+                                                                   "verdict_left": None}]) == []
+
+
+def test_the_glossary_abbreviations_are_read_from_the_glossary_page():
+    words = check_html.glossary_abbreviations((ROOT / "book" / "glossary.md").read_text())
+    assert {"MMD", "CIA", "PT+CP", "MP", "EOD", "1-TVD", "W1", "TOST", "KL"} <= set(words)
+    assert "PTGAN" not in words and "FusionGAN" not in words  # the papers' names
+    assert "claim" not in words and "se" not in words  # words, not abbreviations
+
+
+def test_an_abbreviation_before_any_link_to_the_glossary_is_a_warning():
+    rules = sys.modules["page_rules"]
+    sidebar = '<nav><a href="glossary.html">Glossary</a> EOD</nav>'
+
+    def warn(body: str) -> list[str]:
+        return rules.glossary_problems(
+            f"<html><body>{sidebar}<article class='bd-article'>{body}</article></body></html>",
+            ["EOD", "PT+CP", "MP", "1-TVD"])
+
+    assert warn('<p>See the <a href="../glossary.html">glossary</a>. EOD and PT+CP.</p>') == []
+    found = warn('<p>EOD and PT+CP differ; <a href="glossary.html#ptgan">glossary</a></p>')
+    assert found == ["abbreviation(s) EOD, PT+CP used before the first link to the glossary "
+                     "(link book/glossary.md first)"]
+    assert "with no link" in warn("<p>MP wins.</p>")[0]  # the sidebar's link does not count
+    assert warn("<p>MPs, <code>MP</code>, TVD, S-MP.</p>") == []  # whole words in prose only
+    assert warn("<p>1-TVD</p>") != [] and warn("<p>X-1-TVD-ish</p>") == []

@@ -77,6 +77,9 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
     Page,
     alt_text_problems,
     download_problems,
+    found_problems,
+    glossary_abbreviations,
+    glossary_problems,
     image_problems,
     machine_path_problems,
     output_error_problems,
@@ -92,6 +95,7 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
     summary_problems,
     table_caption_problems,
     table_cell_problems,
+    verdict_position_problems,
     wide_table_problems,
 )
 
@@ -106,6 +110,10 @@ REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = "book/executed/*.html"
 #: chapters that open without a summary box: the scorecard is itself the summary
 NO_SUMMARY = ("book/executed/scorecard.html",)
+#: the book's glossary: the abbreviations a page must link to it before using (a warning)
+GLOSSARY = REPO / "book" / "glossary.md"
+#: pages the glossary rule skips: the glossary itself and Sphinx's generated indexes
+NO_GLOSSARY_CHECK = ("book/glossary.html", "genindex.html", "py-modindex.html", "search.html")
 SKIP_DIRS = ("_static", "_sources", "_images", "_downloads")
 #: JavaScript errors of the toolchain itself that change nothing a reader sees: sphinx-thebe
 #: 0.3.1 (pulled in by Jupyter Book 1) adds its inline config script twice to every page, and the
@@ -134,14 +142,15 @@ def machine_paths() -> tuple[str, ...]:
 
 
 def check_page(html: str, rel: str, root: Path | None = None, *, chapter: bool = False,
-               summary: bool = False, expected_scale: str | None = None,
+               summary: bool = False, found: bool = False, expected_scale: str | None = None,
                rendered_images: list[dict] | None = None, tables: list[dict] | None = None,
                machine_paths: tuple[str, ...] = (),
                min_figure_scale: float = MIN_FIGURE_SCALE) -> list[str]:
     """Every problem of one page (``rel``: its path under ``root``), one line each.
-    ``summary``: the page must open with a chapter summary box; ``rendered_images`` and
-    ``tables``: what the browser measured (see page_rules.small_figure_problems and
-    page_rules.wide_table_problems)."""
+    ``summary``: the page must open with a chapter summary box; ``found``: it must end with a
+    "What we found" section that opens with prose; ``rendered_images`` and ``tables``: what
+    the browser measured (see page_rules.small_figure_problems, page_rules.wide_table_problems
+    and page_rules.verdict_position_problems)."""
     page = parse_page(html)
     problems = raw_tex_problems(page) + output_error_problems(page)
     problems += stray_output_problems(page) + raw_repr_problems(page)
@@ -151,11 +160,14 @@ def check_page(html: str, rel: str, root: Path | None = None, *, chapter: bool =
         problems += table_caption_problems(page, {expected_scale} if expected_scale else None)
     if summary:
         problems += summary_problems(page)
+    if found:
+        problems += found_problems(html)
     if root is not None:
         problems += image_problems(page, root / rel, root, rendered_images)
         problems += alt_text_problems(page)
         problems += download_problems(page, root / rel, root)
     problems += wide_table_problems(tables or [])
+    problems += verdict_position_problems(tables or [])
     problems += small_figure_problems(rendered_images or [], min_figure_scale)
     return [f"{rel}: {p}" for p in problems]
 
@@ -195,7 +207,16 @@ _PAGE_STATE = """(async () => {
       if (el === article) break;
     }
     const cap = t.querySelector("caption");
-    tables.push({width, column, scroll, caption: cap ? cap.textContent.trim() : ""});
+    // where the verdict column begins, from the table's left edge (the start of its scroll box)
+    let verdict_left = null;
+    for (const th of t.querySelectorAll("thead th, tr:first-child th")) {
+      if (/\bverdict\b/i.test(th.textContent)) {
+        verdict_left = th.getBoundingClientRect().left - t.getBoundingClientRect().left;
+        break;
+      }
+    }
+    tables.push({width, column, scroll, verdict_left,
+                 caption: cap ? cap.textContent.trim() : ""});
   }
   const root = document.documentElement;
   return {mathjax, images, tables, html: root ? root.outerHTML : ""};
@@ -422,7 +443,7 @@ def screenshot_name(rel: str, screen: str) -> str:
 def screens_table(rows: list[dict]) -> str:
     """The CSV of every page's height (pixels and screens) at each measured width."""
     out = io.StringIO()
-    fields = ["page", "tables", "wide_tables"] + [
+    fields = ["page", "tables", "wide_tables", "verdict_offscreen"] + [
         f"{k}_{name}" for name, *_ in SCREENS for k in ("height_px", "screens")]
     writer = csv.DictWriter(out, fields, lineterminator="\n")
     writer.writeheader()
@@ -463,15 +484,17 @@ def _print_screens(rows: list[dict]) -> None:
     names = [name for name, *_ in SCREENS]
     print("check-html: page height in screens (" + " | ".join(
         f"{w}x{h}" for _, w, h, _ in SCREENS) + "), tables wider than the text column at "
-        f"{SCREENS[0][1]} px (scrolling in their box) / tables", file=sys.stderr)
+        f"{SCREENS[0][1]} px (scrolling in their box) / tables, tables whose verdict column "
+        "needs a scroll to be seen", file=sys.stderr)
     for row in rows:
         cells = " | ".join(f"{row.get(f'screens_{n}', ''):>6}" for n in names)
-        print(f"  {cells} | {row.get('wide_tables', 0):>3}/{row.get('tables', 0):<3} {row['page']}",
-              file=sys.stderr)
+        print(f"  {cells} | {row.get('wide_tables', 0):>3}/{row.get('tables', 0):<3} | "
+              f"{row.get('verdict_offscreen', 0):>3} {row['page']}", file=sys.stderr)
     totals = " | ".join(f"{sum(r.get(f'screens_{n}', 0) for r in rows):6.1f}" for n in names)
-    n_wide, n_tables = (sum(r.get(k, 0) for r in rows) for k in ("wide_tables", "tables"))
-    wide = f"{n_wide:>3}/{n_tables:<3}"
-    print(f"  {totals} | {wide} (all {len(rows)} pages)", file=sys.stderr)
+    n_wide, n_tables, n_hidden = (sum(r.get(k, 0) for r in rows)
+                                  for k in ("wide_tables", "tables", "verdict_offscreen"))
+    print(f"  {totals} | {n_wide:>3}/{n_tables:<3} | {n_hidden:>3} (all {len(rows)} pages)",
+          file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- the book
@@ -481,10 +504,15 @@ def check_book(root: Path, *, expected_scale: str | None = None, browser: str | 
                chapters: str = CHAPTERS, machine_paths: tuple[str, ...] = (),
                summary_check: bool = True, no_summary: tuple[str, ...] = NO_SUMMARY,
                screenshots: Path | None = None, min_figure_scale: float = MIN_FIGURE_SCALE,
+               warnings: list[str] | None = None, glossary: Path | None = GLOSSARY,
                ) -> tuple[list[str], int, list[dict]]:
     """Open every page of the book under ``root``; returns (problems, number of pages, each
-    page's height at each screen). ``screenshots``: the folder for the pictures (None: none)."""
+    page's height at each screen). ``screenshots``: the folder for the pictures (None: none).
+    ``warnings`` collects what a reader may stumble on without it failing the check: the
+    abbreviations of ``glossary`` (book/glossary.md) a page uses before it links there."""
     pages = pages_of(root)
+    abbreviations = glossary_abbreviations(glossary.read_text(encoding="utf-8")) \
+        if glossary is not None and glossary.is_file() else []
     if not pages:
         return [f"{root}: no HTML pages (build the book first: make book)"], 0, []
     if screenshots is not None:
@@ -516,14 +544,22 @@ def check_book(root: Path, *, expected_scale: str | None = None, browser: str | 
             page_problems = check_page(
                 state["html"], rel, root, chapter=chapter, expected_scale=expected_scale,
                 summary=summary_check and chapter and rel not in no_summary,
+                found=summary_check and chapter and rel not in no_summary,
                 rendered_images=state["images"], tables=state["tables"],
                 machine_paths=machine_paths, min_figure_scale=min_figure_scale)
             if state["mathjax"] not in ("done", "absent"):
                 page_problems.append(f"{rel}: MathJax {state['mathjax']}")
             page_problems += [f"{rel}: {p}" for p in request_problems(state["events"], base)]
             problems += page_problems
+            if warnings is not None and abbreviations and rel not in NO_GLOSSARY_CHECK:
+                warnings += [f"{rel}: warning: {w}"
+                             for w in glossary_problems(state["html"], abbreviations)]
             row = {"page": rel, "tables": len(state["tables"]), "wide_tables": sum(
-                t["width"] > t["column"] + 1 for t in state["tables"])}
+                t["width"] > t["column"] + 1 for t in state["tables"]),
+                "verdict_offscreen": sum(  # the verdict needs a scroll to be seen
+                    t.get("verdict_left") is not None
+                    and t["verdict_left"] + 40 > min(t.get("scroll") or t["column"], t["column"])
+                    for t in state["tables"])}
             try:
                 heights, phone = _photograph(chromium, base + rel, rel, screenshots)
             except BrowserError as exc:
@@ -564,21 +600,24 @@ def main(argv: list[str] | None = None) -> int:
     root = args.root.resolve()
     shots = None if args.no_screenshots else (args.screenshots or root.parent / "screenshots")
     t0 = time.perf_counter()
+    warnings: list[str] = []
     try:
         problems, n, screens = check_book(
             root, expected_scale=args.scale, browser=args.browser, chapters=args.chapters,
             machine_paths=machine_paths(), summary_check=args.summary_check,
-            screenshots=shots, min_figure_scale=args.min_figure_scale)
+            screenshots=shots, min_figure_scale=args.min_figure_scale, warnings=warnings)
     except BrowserError as exc:
         print(f"check-html: error: {exc}", file=sys.stderr)
         return 2
+    for line in warnings:
+        print(line, file=sys.stderr)
     for line in problems:
         print(line)
     if screens:
         _print_screens(screens)
     if shots is not None and screens:
         print(f"check-html: screenshots and screens.csv in {shots}", file=sys.stderr)
-    print(f"check-html: {n} pages, {len(problems)} problem(s) in "
+    print(f"check-html: {n} pages, {len(problems)} problem(s), {len(warnings)} warning(s) in "
           f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 1 if problems else 0
 

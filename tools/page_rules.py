@@ -523,3 +523,183 @@ def small_figure_problems(images: list[dict], min_scale: float = MIN_FIGURE_SCAL
                       f"{px * i['shown'] / i['width']:.1f} px)" for i in small[:3])
     return [f"{len(small)} figure(s) scaled below {min_scale:g} of their size, text too small "
             f"to read (draw them narrower, e.g. legible(fig, width=...)): {shown}"]
+
+
+# ----------------------------------------------------------------------------- the report's rules
+
+#: the heading of the section every chapter ends with (tools/check_html.py: chapters but the
+#: scorecard); its anchor is what the introduction and the scorecard link to
+FOUND_HEADING = "What we found"
+#: a verdict column must begin within this many pixels of its table's scroll box: the first
+#: screen of a laptop, wherever the box's own edge is
+VERDICT_WITHIN_PX = 1280
+_HEADING = re.compile(r"h[1-6]")
+
+
+class _SectionScan(HTMLParser):
+    """The headings of a page and what comes first after the 'What we found' heading."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.heading: list[str] | None = None
+        self.headings: list[str] = []
+        self.found = False  # the heading was seen; waiting for the first block after it
+        self.first: str | None = None  # "prose", "code cell", "output", "table", "figure", ...
+        self.skip = 0  # inside the heading's permalink
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = set((dict(attrs).get("class") or "").split())
+        if _HEADING.fullmatch(tag):
+            self.heading = []
+            return
+        if self.heading is not None and "headerlink" in classes:
+            self.skip += 1
+            return
+        if self.found and self.first is None:
+            if tag == "p" or (tag in ("ul", "ol", "dl") and not classes & {"cell"}):
+                self.first = "prose"
+            elif "cell" in classes:
+                hidden = {"tag_remove-input", "tag_hide-input"} & classes
+                self.first = "output" if hidden else "code cell"
+            elif tag in ("table", "img", "figure"):
+                self.first = "table" if tag == "table" else "figure"
+            elif tag == "section" or tag in ("pre",):
+                self.first = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skip and tag == "a":
+            self.skip -= 1
+            return
+        if _HEADING.fullmatch(tag) and self.heading is not None:
+            text = " ".join("".join(self.heading).split())
+            self.headings.append(text)
+            if text == FOUND_HEADING and not self.found:
+                self.found = True
+            self.heading = None
+
+    def handle_data(self, data: str) -> None:
+        if self.heading is not None and not self.skip:
+            self.heading.append(data)
+
+
+def found_problems(html: str) -> list[str]:
+    """A chapter ends with a section "What we found" that opens with prose (a sentence, even a
+    generated one, not a code cell, a table or a figure: a reader who jumps there from the
+    introduction reads the answer first)."""
+    scan = _SectionScan()
+    scan.feed(html)
+    scan.close()
+    if FOUND_HEADING not in scan.headings:
+        return [f"no '{FOUND_HEADING}' section (the introduction and the scorecard link each "
+                "conclusion to it; end the chapter with '## What we found' and a sentence)"]
+    if scan.first not in (None, "prose", "output"):
+        return [f"its '{FOUND_HEADING}' section opens with a {scan.first}, not with prose"]
+    return []
+
+
+def verdict_position_problems(tables: list[dict], limit: int = VERDICT_WITHIN_PX) -> list[str]:
+    """Tables whose verdict column begins beyond the first ``limit`` pixels of their scroll box
+    (the reader would have to scroll to see what the table decides). ``tables``: the browser's
+    measures, ``{"verdict_left", "caption"}`` per table: where the first header cell named
+    "verdict" begins, in pixels from the table's left edge (None without one)."""
+    far = [t for t in tables if t.get("verdict_left") is not None
+           and t["verdict_left"] > limit]
+    if not far:
+        return []
+    shown = "; ".join(f"{(t.get('caption') or 'untitled')[:50]!r} at {t['verdict_left']:.0f} px"
+                      for t in far[:3])
+    return [f"{len(far)} table(s) with the verdict column beyond the first {limit} px of the "
+            f"scroll box, e.g. {shown}: put it first (run.table's decisive=True)"]
+
+
+# ----------------------------------------------------------------------------- the glossary
+
+#: the papers' names: every page's title uses them, the introduction's table says what they are
+GLOSSARY_EXEMPT = ("FusionGAN", "PTGAN")
+_ABBREVIATION = re.compile(r"^(?=.*[A-Z].*[A-Z0-9])[A-Z0-9][A-Z0-9+\-]*$")
+
+
+def glossary_abbreviations(markdown: str) -> list[str]:
+    """The abbreviations the glossary (``book/glossary.md``, a MyST definition list) spells
+    out: its terms in capitals (``MMD``, ``PT+CP``, ``1-TVD``, ``W1``; a line of terms
+    ``GP, SN`` gives each), the papers' names excepted."""
+    lines = markdown.splitlines()
+    out: list[str] = []
+    for term, nxt in zip(lines, lines[1:], strict=False):
+        if not nxt.startswith(": ") or not term.strip() or term.startswith((" ", "#", ":")):
+            continue
+        for word in (w.strip() for w in term.split(",")):
+            if _ABBREVIATION.match(word) and word not in GLOSSARY_EXEMPT and word not in out:
+                out.append(word)
+    return out
+
+
+class _ArticleText(HTMLParser):
+    """The visible prose of a page's article (its main text, not the sidebars), outside code
+    and math, and where in it the first link to the glossary begins."""
+
+    _SKIP = {"script", "style", "code", "pre", "kbd", "samp", "button", "template", "noscript"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0  # inside the article
+        self.stack: list[str] = []
+        self.skip = 0
+        self.text: list[str] = []
+        self.length = 0
+        self.link_at: int | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        classes = set((a.get("class") or "").split())
+        if tag in _VOID:
+            return
+        article = tag == "article" or "bd-article" in classes
+        if self.depth or article:
+            self.depth += 1
+            self.stack.append(tag)
+            if tag in self._SKIP or tag.startswith("mjx-") or "math" in classes:
+                self.skip += 1
+                self.stack[-1] = "!" + tag
+            href = a.get("href") or ""
+            if tag == "a" and self.link_at is None and \
+                    urlsplit(href).path.rsplit("/", 1)[-1] == "glossary.html":
+                self.link_at = self.length
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.depth or tag in _VOID or not any(t.lstrip("!") == tag for t in self.stack):
+            return
+        while self.stack:
+            t = self.stack.pop()
+            self.depth -= 1
+            if t.startswith("!"):
+                self.skip -= 1
+            if t.lstrip("!") == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.skip:
+            self.text.append(data)
+            self.length += len(data)
+
+
+def glossary_problems(html: str, abbreviations: list[str] | tuple[str, ...]) -> list[str]:
+    """Abbreviations of the glossary used in a page's article before any link to the glossary
+    (a reader meets "EOD" with no way to look it up). A warning, not a failure
+    (tools/check_html.py)."""
+    scan = _ArticleText()
+    scan.feed(html)
+    scan.close()
+    text = "".join(scan.text)
+    end = len(text) if scan.link_at is None else scan.link_at
+    early = []
+    for word in abbreviations:
+        m = re.search(rf"(?<![\w+\-]){re.escape(word)}(?![\w+]|-\w)", text[:end])
+        if m:
+            early.append((m.start(), word))
+    if not early:
+        return []
+    words = ", ".join(w for _, w in sorted(early)[:6])
+    where = "with no link to the glossary" if scan.link_at is None else \
+        "before the first link to the glossary"
+    return [f"abbreviation(s) {words} used {where} (link book/glossary.md first)"]
