@@ -39,6 +39,8 @@ SCALE_MEANING: dict[str, str] = {
            "that changes the quantity gives 'not comparable', never 'differs'",
     "paper": "the papers' full protocol",
 }
+#: the glossary, relative to a chapter page (book/executed/<chapter>.html)
+GLOSSARY = "../glossary.html"
 _FOLD_EXEMPT = ("remove-cell", "remove-input", "hide-input", "hide-cell", "full-width-code")
 
 
@@ -77,6 +79,7 @@ def chapter_summary(chapter: str, claims: pd.DataFrame, scale: str, *,
     lines = [f":::{{admonition}} At a glance: computed at scale `{scale}`",
              f":class: {SUMMARY_CLASS} tip", ""]
     who = "What the paper claims" if row["part"] == "paper" else "What this chapter asks"
+    lines += [f'The <a href="{GLOSSARY}">glossary</a> spells out every abbreviation.', ""]
     lines += [f"**{who}.** {row['paper_claims']}", ""]
     if len(counted):
         lines += [f"**What we found.** {len(counted)} checks of the paper's results and theory: "
