@@ -9,14 +9,18 @@ experiment's ``claims.csv``. The verdict is decided by :mod:`fusionlib.compendiu
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fusionlib.compendium.scales import validate_scale
 from fusionlib.compendium.verdicts import (
+    COUNTED_KINDS,
+    DECIDED,
     KINDS,
     VERDICTS,
     Decision,
@@ -40,6 +44,7 @@ __all__ = [
     "make_claim",
     "claims_frame",
     "read_claims",
+    "stated_claims",
     "verdict_counts",
 ]
 
@@ -64,7 +69,9 @@ class Claim:
 
     ``paper_se``/``ours_se`` are the standard errors used by the test (``0``: exact; empty:
     unknown or not numeric); ``paper_n``/``ours_n`` the repetitions behind each value; ``test``
-    the rule that gave the verdict.
+    the rule that gave the verdict; ``stated`` is ``"True"`` when the verdict was given by the
+    caller (``verdict=``, or a :func:`~fusionlib.compendium.verdicts.fixed` decision) rather
+    than computed by a rule (``""`` in files written before the column existed).
     """
 
     claim_id: str
@@ -82,11 +89,16 @@ class Claim:
     verdict: str
     reason: str
     test: str
+    stated: str
     scale: str
     experiment: str
 
 
 CLAIM_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Claim))
+#: the columns of claims files written before the ``stated`` column (still read)
+LEGACY_CLAIM_COLUMNS: tuple[str, ...] = tuple(c for c in CLAIM_COLUMNS if c != "stated")
+#: verdicts a result or theory claim may be given by its caller (statements about the protocol)
+STATABLE_FOR_COUNTED: tuple[str, ...] = ("not run", "not comparable")
 
 
 def _fmt(value: object) -> str:
@@ -114,14 +126,21 @@ def _parts(value: object) -> tuple[str, str, str]:
     return _fmt(value), "", ""
 
 
+def _is_number(value: object) -> bool:
+    """A bare number (not a bool, not an Estimate, not text)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def _decide(paper: object, ours: object, *, tolerance: float | None, verdict: str | None,
-            reason: str, not_run: str | None, not_comparable: str | None, why: str,
-            expect: str | None, claim_id: str) -> Decision:
+            decision: Decision | None, reason: str, not_run: str | None,
+            not_comparable: str | None, why: str, expect: str | None, claim_id: str) -> Decision:
     if not_run is not None:
         return fixed("not run", str(not_run), "not computed")
     if not_comparable is not None:
         return fixed("not comparable", str(not_comparable),
                      "protocol at this scale changes the quantity")
+    if decision is not None:
+        return decision
     if verdict is not None:
         if verdict == "reproduced":
             o = as_estimate(ours)
@@ -138,10 +157,22 @@ def _decide(paper: object, ours: object, *, tolerance: float | None, verdict: st
                         "not computed")
     if tolerance is None or o is None or p is None or not p.defined:
         raise InvalidInputError(
-            f"claim {claim_id}: give an explicit verdict ({', '.join(VERDICTS)}), `expect` "
-            "('<0'/'>0') for a direction, or finite numbers (or Estimates) for paper and ours "
-            "with a tolerance")
+            f"claim {claim_id}: give a computed decision= (categorical(), binomial()), an "
+            f"explicit verdict ({', '.join(VERDICTS)}; results and theory: only 'not run' and "
+            "'not comparable'), `expect` ('<0'/'>0') for a direction, or finite numbers (or "
+            "Estimates) for paper and ours with a tolerance")
     return compare(p, o, tolerance, why=why)
+
+
+def _stated_refused(claim_id: str, kind: str, verdict: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"claim {claim_id}: a stated verdict '{verdict}' on a {kind} claim is refused: the "
+        f"verdict of a {kind} must be computed from evidence. Give ours as an Estimate with a "
+        "tolerance (compare), expect='<0'/'>0' (direction), or decision=categorical(...)/"
+        "binomial(...) (a check computed here); or, if the claim shows our code or a drawing "
+        "rather than a measured number, kind='implementation' (or 'extension') with the reason; "
+        f"a {kind} may state only {' or '.join(repr(v) for v in STATABLE_FOR_COUNTED)} (with "
+        "the reason)")
 
 
 def make_claim(
@@ -162,24 +193,34 @@ def make_claim(
     not_comparable: str | None = None,
     why: str = "",
     expect: str | None = None,
+    exact: str | None = None,
+    decision: Decision | None = None,
 ) -> Claim:
     """Validate one claim and decide its verdict (:mod:`fusionlib.compendium.verdicts`).
 
     This is the one way a claim is made (``Run.claim`` calls it). ``paper`` and ``ours`` are
-    numbers (exact), :class:`~fusionlib.compendium.verdicts.Estimate` objects (a value with its
-    standard error and repetitions) or text.
+    numbers, :class:`~fusionlib.compendium.verdicts.Estimate` objects (a value with its
+    standard error and repetitions) or text. A bare number of the paper is exact (a published
+    value); a bare number of ours decided by a rule of a *result* claim must be declared:
+    ``exact="<why it has no sampling error>"`` (a count, a share of every row, a deterministic
+    computation), else give an Estimate (``Estimate(value, se=None, n=1)`` for one repetition of
+    a stochastic run: inconclusive).
 
     - ``not_run="<reason>"``: "not run" with that reason (what it would take);
     - ``not_comparable="<reason>"``: the protocol at this scale changes the quantity (the reason
       names the reduction); nothing is compared;
+    - ``decision=``: a :class:`~fusionlib.compendium.verdicts.Decision` computed by a rule
+      (:func:`~fusionlib.compendium.verdicts.categorical`,
+      :func:`~fusionlib.compendium.verdicts.binomial`, a combination of instances); a
+      ``tolerance`` may be recorded with it (the one its rule used);
     - ``expect="<0"`` / ``">0"``: ``ours`` estimates a difference whose sign the paper reports
       (:func:`~fusionlib.compendium.verdicts.direction`);
     - otherwise, with a ``tolerance``: :func:`~fusionlib.compendium.verdicts.compare` (TOST for
       "reproduced", a resolved gap for "differs", else "inconclusive"); an undefined ``ours``
       gives "not run";
-    - an explicit ``verdict`` (categorical claims decided by the caller, e.g. with
-      :func:`~fusionlib.compendium.verdicts.categorical`): any verdict but "reproduced" needs a
-      ``reason``.
+    - an explicit ``verdict`` (*stated*: flagged in the row's ``stated`` column) needs a
+      ``reason`` and no ``tolerance``; a result or theory claim may state only "not run" or
+      "not comparable" (statements about the protocol), any other kind any verdict.
 
     ``kind`` is one of :data:`~fusionlib.compendium.verdicts.KINDS`. At ``smoke`` scale a
     result, theory or extension claim is "not comparable" whatever the rule gave (its reason
@@ -211,24 +252,83 @@ def make_claim(
             "something is 'not comparable' (name the reduction) or decided by its rule")
     if not_comparable is not None and not str(not_comparable).strip():
         raise InvalidInputError(f"claim {claim_id}: not_comparable needs a reason")
-    if verdict not in (None, "reproduced") and not reason.strip():
+    # a computed decision handed over, or a stated verdict
+    if decision is not None:
+        if not isinstance(decision, Decision):
+            raise InvalidInputError(
+                f"claim {claim_id}: decision must be a Decision (from categorical(), "
+                f"binomial(), compare(), direction()), got {decision!r}")
+        if verdict is not None:
+            raise InvalidInputError(
+                f"claim {claim_id}: give a decision or a verdict, not both")
+    stated_verdict = verdict if verdict is not None else (
+        decision.verdict if decision is not None and decision.stated else None)
+    protocol = not_run is not None or not_comparable is not None
+    if stated_verdict is not None and not protocol:
+        if not (reason.strip() or (decision is not None and decision.reason.strip())):
+            raise InvalidInputError(
+                f"claim {claim_id}: a stated '{stated_verdict}' verdict needs a reason (what "
+                "was checked, or the scale, data or ambiguity behind it)")
+        if tolerance is not None:
+            raise InvalidInputError(
+                f"claim {claim_id}: a stated verdict ('{stated_verdict}') takes no tolerance: "
+                "nothing would compare with it. Drop the tolerance, or let compare() decide "
+                "(no verdict)")
+        if expect is not None:
+            raise InvalidInputError(
+                f"claim {claim_id}: a stated verdict ('{stated_verdict}') takes no expect: "
+                "drop the verdict to let direction() decide")
+        if kind in COUNTED_KINDS and stated_verdict not in STATABLE_FOR_COUNTED:
+            raise _stated_refused(claim_id, kind, stated_verdict)
+    # an exact value must be declared
+    if exact is not None:
+        if not isinstance(exact, str) or not exact.strip():
+            raise InvalidInputError(
+                f"claim {claim_id}: exact= needs a reason why ours has no sampling error "
+                f"(a count, a share of every row, a deterministic computation), got {exact!r}")
+        if isinstance(ours, Estimate) and (ours.se is None or ours.se > 0):
+            raise InvalidInputError(
+                f"claim {claim_id}: exact= declares ours exact, but ours is an Estimate with a "
+                f"spread ({ours!r}); drop exact=")
+    computed = (not protocol and decision is None and verdict is None)
+    if computed and kind == "result" and exact is None and _is_number(ours) \
+            and _finite(ours):
         raise InvalidInputError(
-            f"claim {claim_id}: a '{verdict}' verdict needs a reason (scale, data, ambiguity)")
-    decision = _decide(paper, ours, tolerance=tolerance, verdict=verdict, reason=reason,
-                       not_run=not_run, not_comparable=not_comparable, why=why, expect=expect,
-                       claim_id=claim_id)
+            f"claim {claim_id}: ours is a bare number ({ours!r}) for a result, which would be "
+            "decided as an exact value with no interval. Declare it: exact=\"<why it has no "
+            "sampling error>\" (a count, a share of every row, a deterministic computation), "
+            "or pass an Estimate: Estimate.from_sample(repetitions), or "
+            "Estimate(value, se=None, n=1) for one repetition of a stochastic run "
+            "(inconclusive)")
+    ours_decided = ours
+    if exact is not None and computed:
+        if _is_number(ours):
+            ours_decided = Estimate(float(ours), 0.0, exact=True)  # type: ignore[arg-type]
+        elif isinstance(ours, Estimate) and ours.defined:
+            ours_decided = Estimate(ours.value, 0.0, ours.n, ours.df, ours.resolution,
+                                    exact=True)
+    decision_out = _decide(paper, ours_decided, tolerance=tolerance, verdict=verdict,
+                           decision=decision, reason=reason, not_run=not_run,
+                           not_comparable=not_comparable, why=why, expect=expect,
+                           claim_id=claim_id)
+    test = decision_out.test
+    if exact is not None and computed and decision_out.verdict in DECIDED:
+        test = f"{test} (exact: {exact.strip()})"
     if scale == "smoke":
-        decision = smoke_verdict(decision, kind)
-    reason_out = decision.reason
-    if reason and reason not in reason_out and decision.verdict != "reproduced":
+        decision_out = smoke_verdict(decision_out, kind)
+    reason_out = decision_out.reason
+    if reason and reason not in reason_out and decision_out.verdict != "reproduced":
+        reason_out = f"{reason}; {reason_out}" if reason_out else reason
+    if stated_verdict == "reproduced" and reason and reason not in reason_out:
         reason_out = f"{reason}; {reason_out}" if reason_out else reason
     p, p_se, p_n = _parts(paper)
-    o, o_se, o_n = _parts(ours)
+    o, o_se, o_n = _parts(ours_decided if exact is not None and computed else ours)
     return Claim(
         claim_id=claim_id, seed_file=seed_file, kind=kind, where=where, quantity=quantity,
         paper=p, paper_se=p_se, paper_n=p_n, ours=o, ours_se=o_se, ours_n=o_n,
-        tolerance=_fmt(tolerance), verdict=decision.verdict, reason=reason_out,
-        test=decision.test, scale=scale, experiment=experiment,
+        tolerance=_fmt(tolerance), verdict=decision_out.verdict, reason=reason_out,
+        test=test, stated=str(stated_verdict is not None and not protocol),
+        scale=scale, experiment=experiment,
     )
 
 
@@ -247,6 +347,8 @@ def read_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
     frames = []
     for path in paths:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if tuple(frame.columns) == LEGACY_CLAIM_COLUMNS:  # written before the stated column
+            frame.insert(CLAIM_COLUMNS.index("stated"), "stated", "")
         if tuple(frame.columns) != CLAIM_COLUMNS:
             raise InvalidInputError(
                 f"{path}: columns {list(frame.columns)} differ from the claims schema "
@@ -258,6 +360,11 @@ def read_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
     return claims_frame(
         Claim(**row) for row in pd.concat(frames, ignore_index=True).to_dict("records")
     )
+
+
+def stated_claims(frame: pd.DataFrame) -> pd.DataFrame:
+    """The claims whose verdict was stated by the caller, not computed by a rule."""
+    return frame[frame["stated"] == "True"]
 
 
 def verdict_counts(frame: pd.DataFrame, by: str | list[str] = "seed_file") -> pd.DataFrame:

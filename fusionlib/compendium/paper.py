@@ -93,7 +93,7 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
                    why: Callable[[dict, str], str] | None = None,
                    not_comparable: Callable[[dict, str], str | None] | None = None,
                    estimates: Callable[[dict, str], tuple[Estimate, Estimate]] | None = None,
-                   kind: str = "result") -> pd.DataFrame:
+                   kind: str = "result", exact: str | None = None) -> pd.DataFrame:
     """One claim per (row, metric) of a :func:`side_by_side` table; empty paper cells skipped.
 
     ``tolerance`` maps a metric to its tolerance, or is ``f(row, metric) -> float``; ``why(row,
@@ -103,7 +103,9 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
     this scale changes the quantity, or a setting of this scale biases the metric, so a verdict
     would rest on it). ``estimates(row, metric)`` returns the paper's and our
     :class:`~fusionlib.compendium.verdicts.Estimate` (value, standard error, repetitions);
-    without it both values are taken as exact. Returns one row per claim:
+    without it our cells are bare numbers, which a result table must declare exact with
+    ``exact="<why they have no sampling error>"``
+    (:func:`~fusionlib.compendium.claims.make_claim`). Returns one row per claim:
     ``group``, the keys, ``metric`` and ``verdict``.
     """
     verdicts = []
@@ -128,7 +130,8 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
                           paper_e, ours_e, kind=kind,
                           tolerance=None if tol is None else round(tol, 5), not_run=not_run,
                           not_comparable=biased or None,
-                          why=why(r, m) if why is not None else "")
+                          why=why(r, m) if why is not None else "",
+                          **({} if exact is None else {"exact": exact}))
             verdicts.append({group: r[group], **{k: r[k] for k in keys}, "metric": m,
                              "verdict": c.verdict})
     return pd.DataFrame(verdicts, columns=[group, *keys, "metric", "verdict"])

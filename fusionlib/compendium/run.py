@@ -20,6 +20,7 @@ from fusionlib.compendium.claims import Claim, claims_frame, make_claim
 from fusionlib.compendium.figures import FIGURE_STYLE, describe_figure, legible
 from fusionlib.compendium.provenance import provenance_record
 from fusionlib.compendium.scales import SCALES, validate_scale
+from fusionlib.compendium.verdicts import Decision
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
@@ -288,13 +289,15 @@ class Run:
         not_comparable: str | None = None,
         why: str = "",
         expect: str | None = None,
+        exact: str | None = None,
+        decision: Decision | None = None,
     ) -> Claim:
         """Register one scorecard row (see :func:`fusionlib.compendium.claims.make_claim`)."""
         c = make_claim(
             claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
             experiment=self.name, kind=kind, tolerance=tolerance, verdict=verdict,
             reason=reason, not_run=not_run, not_comparable=not_comparable, why=why,
-            expect=expect,
+            expect=expect, exact=exact, decision=decision,
         )
         self._claims = [x for x in self._claims if x.claim_id != claim_id] + [c]
         return c

@@ -22,9 +22,41 @@ unknown, e.g. one repetition) and the number of repetitions behind it. Five verd
 
 Directional claims ("PT+CP has the lower S_T") use :func:`direction`: a one-sided interval of
 our estimate of the difference decides (reproduced on the paper's side, differs on the other
-side, inconclusive when it straddles zero). Categorical claims (a count, a yes/no) use
-:func:`categorical`. Intervals use Student's t with Welch-Satterthwaite degrees of freedom when
-both sides give their repetitions, else the normal quantile.
+side, inconclusive when it straddles zero). Yes/no checks use :func:`categorical`; counts of
+successes over repetitions ("all modes in k of n seeds") use :func:`binomial`, an exact
+(Clopper-Pearson) interval of our success rate against the paper's rate, decided like
+:func:`compare`.
+
+**One level for "differs".** Every rule calls "differs" only when the two-sided ``LEVEL`` (95 %)
+interval lies wholly on the other side of the tolerance (2.5 % in each tail): :func:`compare`,
+:func:`direction` and :func:`binomial` alike. "Reproduced" is a one-sided test at
+``1 - LEVEL`` (5 %): TOST's 90 % interval inside the tolerance, or the one-sided 95 % bound on
+the paper's side of zero. A resolved difference thus needs more evidence than an agreement
+within a tolerance the paper's context fixes: "differs" says the paper's number is not what
+this code measures, the stronger statement.
+
+**Degrees of freedom.** Intervals use Student's t. One side: its ``df``, else ``n - 1`` when it
+gives its repetitions ``n``, else the normal quantile (a bootstrap, a published se). Two sides:
+Welch-Satterthwaite when both give their df; when only one does (the other a bootstrap or a
+published se without n), that side's df, which is never more than Welch's (conservative);
+the normal quantile when neither does.
+
+**No decision without evidence.** A standard error of 0 is an *exact* value only when it is
+declared so (``Estimate(value, se=0.0, exact=True)``, :meth:`Estimate.exact`) or when no
+repetitions are named (``n`` missing or 1: a setting, a published number, a closed form). Zero
+spread from ``n >= 2`` repetitions (two identical forest accuracies) is not evidence of no
+spread: it is an *unknown* spread (inconclusive, with that reason) unless the estimate gives the
+``resolution`` of its measurement (e.g. ``1 / n_test`` for an accuracy); then the standard error
+is taken as half the resolution, with ``n - 1`` degrees of freedom. Half the resolution is the
+conservative choice: values that all round to the same number can spread by up to the
+resolution (an sd of at most half of it), and identical repetitions are no evidence that the
+rounding errors average out, so no ``1 / sqrt(n)`` is applied (a uniform rounding error would
+give ``resolution / sqrt(12)``, less than a third of it). A bootstrap whose replicates all
+agree likewise gives an unknown spread.
+
+**Wide margins.** A tolerance at least as large as the paper's value itself (``tolerance >=
+|paper|``) turns "reproduced" into "ours <= paper + tolerance" (with a non-negative quantity,
+nothing below the paper can fail): :func:`compare` says so in the reason.
 
 Claims also have a *kind*: ``result`` (a number the paper measured), ``setting`` (a
 hyperparameter or architecture echoed back), ``theory`` (a statement of a proposition or theorem
@@ -46,7 +78,7 @@ from fusionlib.errors import InvalidInputError
 
 __all__ = [
     "VERDICTS", "DECIDED", "KINDS", "COUNTED_KINDS", "LEVEL", "Estimate", "Decision",
-    "as_estimate", "compare", "direction", "categorical", "fixed", "smoke_verdict",
+    "as_estimate", "compare", "direction", "categorical", "binomial", "fixed", "smoke_verdict",
 ]
 
 #: the five verdicts, in the order tables show them
@@ -60,7 +92,9 @@ DECIDED: tuple[str, ...] = ("reproduced", "differs")
 KINDS: tuple[str, ...] = ("result", "setting", "theory", "implementation", "extension")
 #: kinds that count toward "how much of the paper is reproduced"
 COUNTED_KINDS: tuple[str, ...] = ("result", "theory")
-#: confidence level of the intervals (two-sided 95 % for "differs", TOST at 5 % for equivalence)
+#: confidence level of the intervals: "differs" needs the two-sided 95 % interval outside the
+#: tolerance (every rule: compare, direction, binomial); "reproduced" is a one-sided test at
+#: 1 - LEVEL = 5 % (TOST's 90 % interval inside the tolerance, or a one-sided 95 % bound)
 LEVEL: float = 0.95
 
 
@@ -84,18 +118,28 @@ class Estimate:
     se:
         Standard error of ``value``: 0 for an exact value (a setting, a deterministic
         computation, a published number without spread), ``None`` when unknown (one
-        repetition of a stochastic run).
+        repetition of a stochastic run). A 0 from ``n >= 2`` repetitions is *not* exact unless
+        declared (``exact=True``): it is an unknown spread, or half the ``resolution``.
     n:
         Repetitions behind ``value`` (``None`` when not a mean of repetitions).
     df:
-        Degrees of freedom of ``se`` (``n - 1`` for a sample sd; ``None``: use the normal
+        Degrees of freedom of ``se`` (``None``: ``n - 1`` when ``n`` is given, else the normal
         quantile, e.g. for a bootstrap).
+    resolution:
+        The smallest step of one measurement (``1 / n_test`` for an accuracy on ``n_test``
+        rows); used only when ``n >= 2`` repetitions give zero spread (see the module text).
+    exact:
+        Declares the value exact (no sampling uncertainty) even with ``n >= 2`` repetitions
+        (a deterministic computation repeated); needs ``se == 0``.
+        ``Estimate.exact(value)`` (on the class) still builds a declared exact value.
     """
 
     value: float
     se: float | None = 0.0
     n: int | None = None
     df: float | None = None
+    resolution: float | None = None
+    exact: bool = False
 
     def __post_init__(self) -> None:
         if self.se is not None and (not _finite(self.se) or self.se < 0):
@@ -106,34 +150,72 @@ class Estimate:
             raise InvalidInputError(f"Estimate.n must be an integer >= 1 or None, got {self.n!r}")
         if self.df is not None and (not _finite(self.df) or self.df <= 0):
             raise InvalidInputError(f"Estimate.df must be a number > 0 or None, got {self.df!r}")
+        if self.resolution is not None and (not _finite(self.resolution)
+                                            or self.resolution <= 0):
+            raise InvalidInputError(
+                f"Estimate.resolution must be a number > 0 or None, got {self.resolution!r}")
+        if not isinstance(self.exact, (bool, np.bool_)):
+            raise InvalidInputError(f"Estimate.exact must be True or False, got {self.exact!r}")
+        if self.exact and self.se != 0:
+            raise InvalidInputError(
+                f"Estimate(exact=True) declares a value without spread: se must be 0, got "
+                f"{self.se!r}")
 
     @property
     def defined(self) -> bool:
         """False when the value is missing, NaN or infinite."""
         return _finite(self.value)
 
-    @classmethod
-    def exact(cls, value: float) -> Estimate:
-        """A value without sampling uncertainty."""
-        return cls(float(value) if _finite(value) else float("nan"), 0.0)
+    @property
+    def zero_spread_of_repetitions(self) -> bool:
+        """True when ``se == 0`` comes from ``n >= 2`` repetitions and is not declared exact."""
+        return self.se == 0 and not self.exact and self.n is not None and self.n >= 2
+
+    def spread(self) -> tuple[float | None, float | None, str]:
+        """``(se, df, note)`` as the rules use them.
+
+        ``se`` is ``None`` when the spread is unknown (``note`` says why), 0 for an exact
+        value; zero spread from ``n >= 2`` repetitions is unknown, or half the ``resolution``
+        when one is given. ``df`` is ``df``, else ``n - 1``, else ``None`` (normal quantile).
+        """
+        df = self.df if self.df is not None else (
+            float(self.n - 1) if self.n is not None and self.n >= 2 else None)
+        if self.se is None:
+            return None, df, "one repetition"
+        if self.zero_spread_of_repetitions:
+            if self.resolution is None:
+                return None, df, (f"zero spread from {self.n} repetitions is not an exact "
+                                  "value (declare exact=True for a deterministic computation, "
+                                  "or give the measurement's resolution)")
+            return (self.resolution / 2, df,
+                    f"zero spread from {self.n} repetitions: se = resolution / 2 = "
+                    f"{self.resolution / 2:.3g}")
+        return float(self.se), df, ""
 
     @classmethod
-    def from_sample(cls, values: Sequence[float] | np.ndarray) -> Estimate:
+    def _exact(cls, value: float) -> Estimate:
+        """A value without sampling uncertainty (declared exact)."""
+        return cls(float(value) if _finite(value) else float("nan"), 0.0, exact=True)
+
+    @classmethod
+    def from_sample(cls, values: Sequence[float] | np.ndarray, *,
+                    resolution: float | None = None) -> Estimate:
         """Mean of repetitions with its standard error ``sd / sqrt(n)`` (``ddof=1``).
 
         One repetition gives an unknown spread (``se=None``); NaN repetitions are an error
-        (drop them first and say so)."""
+        (drop them first and say so). ``resolution`` (the step of one measurement) is kept for
+        the case that every repetition gives the same value."""
         x = np.asarray(values, dtype=float).ravel()
         if x.size == 0:
-            return cls(float("nan"), None, None)
+            return cls(float("nan"), None, None, resolution=resolution)
         if not np.isfinite(x).all():
             raise InvalidInputError(
                 f"from_sample got non-finite repetitions {x.tolist()}; drop them and report "
                 "how many were dropped")
         if x.size == 1:
-            return cls(float(x[0]), None, 1)
+            return cls(float(x[0]), None, 1, resolution=resolution)
         return cls(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size),
-                   float(x.size - 1))
+                   float(x.size - 1), resolution=resolution)
 
     @classmethod
     def from_mean_sd(cls, mean: float, sd: float | None, n: int | None) -> Estimate:
@@ -150,25 +232,43 @@ class Estimate:
 
     @classmethod
     def from_bootstrap(cls, value: float, replicates: Sequence[float] | np.ndarray) -> Estimate:
-        """A point estimate with the sd of its bootstrap replicates as standard error."""
+        """A point estimate with the sd of its bootstrap replicates as standard error.
+
+        Replicates that all agree give an unknown spread (``se=None``), not an exact value: a
+        resample of few repetitions that are equal cannot show their spread."""
         r = np.asarray(replicates, dtype=float).ravel()
         r = r[np.isfinite(r)]
         if r.size < 2:
             return cls(float(value), None, None)
-        return cls(float(value), float(r.std(ddof=1)), None, None)
+        sd = float(r.std(ddof=1))
+        return cls(float(value), sd if sd > 0 else None, None, None)
 
     def text(self, digits: int = 4) -> str:
         """``"0.123 ± 0.004 (n=10)"`` for display."""
         if not self.defined:
             return "–"
         out = f"{self.value:.{digits}g}"
-        if self.se is None:
-            out += " (spread unknown)"
+        if self.se is None or self.zero_spread_of_repetitions:
+            out += " (spread unknown)" if self.resolution is None or self.se is None else (
+                f" ± {self.resolution / 2:.2g} (half the resolution)")
         elif self.se > 0:
             out += f" ± {self.se:.2g}"
         if self.n is not None:
             out += f" (n={self.n})"
         return out
+
+
+class _ExactFactory:
+    """``Estimate.exact``: the factory :meth:`Estimate._exact` on the class, the ``exact`` field
+    on an instance (the instance's own attribute wins over this non-data descriptor)."""
+
+    def __get__(self, obj: object, owner: type) -> object:
+        if obj is None:
+            return owner._exact  # type: ignore[attr-defined]
+        return obj.__dict__["exact"]  # pragma: no cover - the instance attribute shadows us
+
+
+Estimate.exact = _ExactFactory()  # type: ignore[assignment,method-assign]
 
 
 def as_estimate(value: object) -> Estimate | None:
@@ -180,14 +280,17 @@ def as_estimate(value: object) -> Estimate | None:
     if isinstance(value, (bool, str)):
         return None
     try:
-        return Estimate.exact(float(value))  # type: ignore[arg-type]
+        return Estimate._exact(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return None
 
 
 @dataclass(frozen=True)
 class Decision:
-    """A verdict with the reason a reader sees and the test that gave it."""
+    """A verdict with the reason a reader sees and the test that gave it.
+
+    ``stated`` is true for a verdict given by the caller (:func:`fixed`), not computed by a
+    rule; the claims table flags it."""
 
     verdict: str
     reason: str
@@ -195,6 +298,7 @@ class Decision:
     gap: float | None = None
     low: float | None = None
     high: float | None = None
+    stated: bool = False
 
 
 def _quantile(p: float, df: float | None) -> float:
@@ -203,15 +307,20 @@ def _quantile(p: float, df: float | None) -> float:
     return float(stats.norm.ppf(p) if df is None else stats.t.ppf(p, df))
 
 
-def _welch_df(a: Estimate, b: Estimate) -> float | None:
-    """Welch-Satterthwaite degrees of freedom of ``a - b`` (None: use the normal quantile)."""
-    parts = [(e.se, e.df) for e in (a, b) if e.se]
-    if not parts:
+def _welch_df(parts: Sequence[tuple[float, float | None]]) -> float | None:
+    """Degrees of freedom of a difference from its sides' ``(se, df)`` (sides with se > 0).
+
+    Welch-Satterthwaite when every side has a df; the smallest known df when only some do
+    (a bootstrap or a published se without n on the other side: conservative, Welch's df is
+    never below it); ``None`` (normal quantile) when none does."""
+    parts = [(se, df) for se, df in parts if se]
+    known = [df for _, df in parts if df is not None]
+    if not known:
         return None
-    if any(df is None for _, df in parts):
-        return None
+    if len(known) < len(parts):
+        return float(min(known))
     num = sum(se**2 for se, _ in parts) ** 2
-    den = sum(se**4 / df for se, df in parts)
+    den = sum(se**4 / df for se, df in parts)  # type: ignore[operator]
     return num / den if den > 0 else None
 
 
@@ -239,13 +348,18 @@ def _check_tolerance(tolerance: object) -> float:
     return float(tolerance)  # type: ignore[arg-type]
 
 
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
 def compare(paper: Estimate | float, ours: Estimate | float, tolerance: float, *,
             not_comparable: str | None = None, not_run: str | None = None, why: str = "",
             level: float = LEVEL) -> Decision:
     """Is ``ours`` consistent with ``paper`` within ``tolerance``? (See the module text.)
 
     ``why`` names a known cause of a difference (scale, data, an ambiguity of the paper); it is
-    added to the reason of a "differs" or "inconclusive" verdict.
+    added to the reason of a "differs" or "inconclusive" verdict. When ``tolerance >= |paper|``
+    the reason says that the claim is one-sided in effect.
     """
     tol = _check_tolerance(tolerance)
     early = _pre(not_comparable, not_run)
@@ -260,34 +374,40 @@ def compare(paper: Estimate | float, ours: Estimate | float, tolerance: float, *
         raise InvalidInputError(f"the paper's value {paper!r} is not a finite number")
     gap = o.value - p.value
     extra = f"; {why}" if why else ""
-    if o.se is None or p.se is None:
-        who = "ours" if o.se is None else "the paper's"
-        return Decision("inconclusive", f"gap {gap:+.3g} with tolerance {tol:g}, but the spread "
-                        f"of {who} is unknown (one repetition){extra}",
+    wide = (f"one-sided in effect: ours <= paper + margin, the margin exceeds the paper's value "
+            f"(tolerance {tol:g} >= |{p.value:.3g}|)" if tol >= abs(p.value) else "")
+    o_se, o_df, o_note = o.spread()
+    p_se, p_df, p_note = p.spread()
+    if o_se is None or p_se is None:
+        who, note = ("ours", o_note) if o_se is None else ("the paper's", p_note)
+        return Decision("inconclusive", _join(f"gap {gap:+.3g} with tolerance {tol:g}, but the "
+                        f"spread of {who} is unknown ({note}){extra}", wide),
                         "no interval: spread unknown", gap)
-    s = math.hypot(o.se, p.se)
+    notes = _join(o_note, p_note)
+    s = math.hypot(o_se, p_se)
     if s == 0:
         ok = abs(gap) <= tol
         return Decision("reproduced" if ok else "differs",
-                        "" if ok else f"|ours - paper| = {abs(gap):.3g} > tolerance {tol:g}"
-                        f"{extra}", "exact values: |gap| <= tolerance", gap, gap, gap)
-    df = _welch_df(o, p)
+                        wide if ok else _join(f"|ours - paper| = {abs(gap):.3g} > tolerance "
+                                              f"{tol:g}{extra}", wide),
+                        "exact values: |gap| <= tolerance", gap, gap, gap)
+    df = _welch_df([(o_se, o_df), (p_se, p_df)])
     q1, q2 = _quantile(level, df), _quantile((1 + level) / 2, df)
     lo1, hi1 = gap - q1 * s, gap + q1 * s
     lo2, hi2 = gap - q2 * s, gap + q2 * s
-    dft = "normal" if df is None else f"t, df {df:.1f}"
+    dft = _join("normal" if df is None else f"t, df {df:.1f}", notes)
     if -tol <= lo1 and hi1 <= tol:
-        return Decision("reproduced", "", f"TOST at {1 - level:.0%}: {2 * level - 1:.0%} interval "
-                        f"of the gap [{lo1:.3g}, {hi1:.3g}] within ±{tol:g} ({dft})",
+        return Decision("reproduced", wide, f"TOST at {1 - level:.0%}: {2 * level - 1:.0%} "
+                        f"interval of the gap [{lo1:.3g}, {hi1:.3g}] within ±{tol:g} ({dft})",
                         gap, lo1, hi1)
     if lo2 > tol or hi2 < -tol:
-        return Decision("differs", f"gap {gap:+.3g}, {level:.0%} interval [{lo2:.3g}, "
-                        f"{hi2:.3g}] outside ±{tol:g}{extra}",
+        return Decision("differs", _join(f"gap {gap:+.3g}, {level:.0%} interval [{lo2:.3g}, "
+                        f"{hi2:.3g}] outside ±{tol:g}{extra}", wide),
                         f"{level:.0%} interval of the gap outside the tolerance ({dft})",
                         gap, lo2, hi2)
-    return Decision("inconclusive", f"gap {gap:+.3g}, {level:.0%} interval [{lo2:.3g}, "
+    return Decision("inconclusive", _join(f"gap {gap:+.3g}, {level:.0%} interval [{lo2:.3g}, "
                     f"{hi2:.3g}] overlaps ±{tol:g}: too uncertain at this scale to decide{extra}",
-                    f"{level:.0%} interval of the gap overlaps the tolerance ({dft})",
+                    wide), f"{level:.0%} interval of the gap overlaps the tolerance ({dft})",
                     gap, lo2, hi2)
 
 
@@ -295,9 +415,10 @@ def direction(ours: Estimate | float, expect: str, *, not_comparable: str | None
               not_run: str | None = None, why: str = "", level: float = LEVEL) -> Decision:
     """Does our estimate of a difference have the sign the paper reports?
 
-    ``expect`` is ``"<0"`` or ``">0"``. Reproduced when the one-sided ``level`` interval lies on
-    the expected side of zero, differs when it lies on the other side, inconclusive otherwise
-    (and when the spread is unknown). An exact value decides by its sign (zero differs).
+    ``expect`` is ``"<0"`` or ``">0"``. Reproduced when the one-sided ``level`` bound lies on
+    the expected side of zero; differs when the two-sided ``level`` interval lies wholly on the
+    other side (the level of "differs" of every rule); inconclusive otherwise (and when the
+    spread is unknown). A declared exact value decides by its sign (zero differs).
     """
     if expect not in ("<0", ">0"):
         raise InvalidInputError(f"expect must be '<0' or '>0', got {expect!r}")
@@ -312,57 +433,119 @@ def direction(ours: Estimate | float, expect: str, *, not_comparable: str | None
     sign = -1.0 if expect == "<0" else 1.0
     v = o.value
     extra = f"; {why}" if why else ""
-    if o.se is None:
-        return Decision("inconclusive", f"estimate {v:+.3g} (expected {expect}) from one "
-                        f"repetition: spread unknown{extra}", "no interval: spread unknown", v)
-    if o.se == 0:
+    se, df, note = o.spread()
+    if se is None:
+        return Decision("inconclusive", f"estimate {v:+.3g} (expected {expect}): spread "
+                        f"unknown ({note}){extra}", "no interval: spread unknown", v)
+    if se == 0:
         ok = sign * v > 0
         return Decision("reproduced" if ok else "differs",
                         "" if ok else f"estimate {v:+.3g}, expected {expect}{extra}",
                         "exact value: sign", v, v, v)
-    q = _quantile(level, o.df)
-    lo, hi = v - q * o.se, v + q * o.se
-    test = f"one-sided {level:.0%} bound ({'normal' if o.df is None else f't, df {o.df:.0f}'})"
+    q1, q2 = _quantile(level, df), _quantile((1 + level) / 2, df)
+    dft = _join("normal" if df is None else f"t, df {df:.0f}", note)
+    lo, hi = v - q1 * se, v + q1 * se
     if (sign > 0 and lo > 0) or (sign < 0 and hi < 0):
-        return Decision("reproduced", "", f"{test} on the expected side ({expect}): "
-                        f"[{lo:.3g}, {hi:.3g}]", v, lo, hi)
-    if (sign > 0 and hi < 0) or (sign < 0 and lo > 0):
-        return Decision("differs", f"estimate {v:+.3g}, interval [{lo:.3g}, {hi:.3g}] on the "
-                        f"other side of 0 (expected {expect}){extra}", test, v, lo, hi)
-    return Decision("inconclusive", f"estimate {v:+.3g}, interval [{lo:.3g}, {hi:.3g}] "
-                    f"includes 0 (expected {expect}): too uncertain at this scale{extra}",
-                    test, v, lo, hi)
+        return Decision("reproduced", "", f"one-sided {level:.0%} bound ({dft}) on the "
+                        f"expected side ({expect}): [{lo:.3g}, {hi:.3g}]", v, lo, hi)
+    lo2, hi2 = v - q2 * se, v + q2 * se
+    test = f"two-sided {level:.0%} interval ({dft})"
+    if (sign > 0 and hi2 < 0) or (sign < 0 and lo2 > 0):
+        return Decision("differs", f"estimate {v:+.3g}, {level:.0%} interval [{lo2:.3g}, "
+                        f"{hi2:.3g}] on the other side of 0 (expected {expect}){extra}",
+                        f"{test} on the other side", v, lo2, hi2)
+    return Decision("inconclusive", f"estimate {v:+.3g}: the one-sided {level:.0%} bound "
+                    f"({lo:.3g} to {hi:.3g}) is not on the expected side ({expect}) and the "
+                    f"{level:.0%} interval [{lo2:.3g}, {hi2:.3g}] includes 0: too uncertain at "
+                    f"this scale{extra}", f"{test} includes 0", v, lo2, hi2)
 
 
 def categorical(ok: bool, *, reason: str = "", n: int | None = None,
                 n_needed: int | None = None, not_comparable: str | None = None,
                 not_run: str | None = None) -> Decision:
-    """A yes/no claim (a category, a count, a structure): ``ok`` decides.
+    """A yes/no claim decided exactly (a category, a structure, an identity on every instance):
+    ``ok`` decides. ``reason`` explains a failure (required when ``ok`` is false).
 
-    A failed check with fewer observations ``n`` than ``n_needed`` is inconclusive, not a
-    difference. ``reason`` explains a failure (required when ``ok`` is false)."""
+    A count of successes over repetitions ("all modes in k of n seeds") is not a yes/no check:
+    use :func:`binomial`, which decides a success and a failure by the same interval. Passing
+    ``n``/``n_needed`` (the old, asymmetric rule: a success on fewer seeds than needed was
+    reproduced, a failure inconclusive) is refused with that advice."""
     early = _pre(not_comparable, not_run)
     if early is not None:
         return early
+    if n is not None or n_needed is not None:
+        raise InvalidInputError(
+            "categorical no longer decides counts over repetitions (n, n_needed): a success on "
+            "fewer repetitions than the paper's was 'reproduced' and a failure 'inconclusive'. "
+            "Use binomial(k, n, paper_rate, tolerance=...) with our number of successes k, or "
+            "not_comparable='<why>' when the reduction itself produces the outcome")
     if not isinstance(ok, (bool, np.bool_)):
         raise InvalidInputError(f"categorical: ok must be a bool, got {ok!r}")
     if ok:
         return Decision("reproduced", "", "exact check")
     if not reason.strip():
         raise InvalidInputError("categorical: a failed check needs a reason")
-    if n is not None and n_needed is not None and n < n_needed:
-        return Decision("inconclusive", f"{reason} (only {n} of the {n_needed} observations "
-                        "needed to decide)", "exact check, too few observations")
     return Decision("differs", reason, "exact check")
 
 
+def binomial(k: int, n: int, paper_rate: float, *, tolerance: float, reason: str = "",
+             not_comparable: str | None = None, not_run: str | None = None,
+             level: float = LEVEL) -> Decision:
+    """``k`` successes in ``n`` repetitions against the paper's success rate ``paper_rate``.
+
+    The exact (Clopper-Pearson) interval of our rate decides, as :func:`compare` does:
+    reproduced when the ``2 * level - 1`` (90 %) interval lies within ``paper_rate ±
+    tolerance``; differs when the ``level`` (95 %) interval lies wholly outside it; else
+    inconclusive. Success and failure are decided by the same interval: on few repetitions
+    both are usually inconclusive. ``not_comparable`` is for the caller to say that the
+    reduction itself produces the outcome (a plain GAN covers no mode after a shortened run).
+    ``reason`` names what the count is (added to a difference or an undecided verdict).
+    """
+    from scipy import stats
+
+    tol = _check_tolerance(tolerance)
+    early = _pre(not_comparable, not_run)
+    if early is not None:
+        return early
+    for name, v in (("k", k), ("n", n)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InvalidInputError(f"binomial: {name} must be an integer, got {v!r}")
+    if n < 1 or not 0 <= k <= n:
+        raise InvalidInputError(f"binomial needs 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    if not _finite(paper_rate) or not 0 <= float(paper_rate) <= 1:
+        raise InvalidInputError(f"binomial: paper_rate must be in [0, 1], got {paper_rate!r}")
+    rate = float(paper_rate)
+    res = stats.binomtest(int(k), int(n), rate)
+    ci1 = res.proportion_ci(2 * level - 1, method="exact")
+    ci2 = res.proportion_ci(level, method="exact")
+    gap = k / n - rate
+    eps = 1e-12  # the band is closed; keep a margin computed from a quantile on its edge in
+    lo_band, hi_band = rate - tol - eps, rate + tol + eps
+    extra = f"; {reason}" if reason else ""
+    test = (f"exact binomial (Clopper-Pearson) interval of our rate, {k} of {n}, against "
+            f"{rate:g} ± {tol:g}")
+    if lo_band <= ci1.low and ci1.high <= hi_band:
+        return Decision("reproduced", "", f"{test}: {2 * level - 1:.0%} interval "
+                        f"[{ci1.low:.3g}, {ci1.high:.3g}] inside", gap, ci1.low, ci1.high)
+    if ci2.low > hi_band or ci2.high < lo_band:
+        return Decision("differs", f"{k} of {n}: {level:.0%} interval of our rate "
+                        f"[{ci2.low:.3g}, {ci2.high:.3g}] outside {rate:g} ± {tol:g}{extra}",
+                        f"{test}: {level:.0%} interval outside", gap, ci2.low, ci2.high)
+    return Decision("inconclusive", f"{k} of {n}: {level:.0%} interval of our rate "
+                    f"[{ci2.low:.3g}, {ci2.high:.3g}] overlaps {rate:g} ± {tol:g}: too few "
+                    f"repetitions to decide{extra}", f"{test}: {level:.0%} interval overlaps",
+                    gap, ci2.low, ci2.high)
+
+
 def fixed(verdict: str, reason: str = "", test: str = "stated") -> Decision:
-    """A verdict given by the caller (validated): for claims decided by their own logic."""
+    """A verdict given by the caller (validated; flagged ``stated``): for claims decided by
+    their own logic. Results and theory checks take only "not run" and "not comparable" this
+    way (:func:`~fusionlib.compendium.claims.make_claim` refuses the rest)."""
     if verdict not in VERDICTS:
         raise InvalidInputError(f"verdict {verdict!r} unknown; allowed: {', '.join(VERDICTS)}")
     if verdict != "reproduced" and not reason.strip():
         raise InvalidInputError(f"a '{verdict}' verdict needs a reason (scale, data, ambiguity)")
-    return Decision(verdict, reason, test)
+    return Decision(verdict, reason, test, stated=True)
 
 
 def smoke_verdict(decision: Decision, kind: str) -> Decision:
@@ -372,4 +555,4 @@ def smoke_verdict(decision: Decision, kind: str) -> Decision:
         return decision
     return Decision("not comparable", f"smoke scale: every code path runs once, numbers carry "
                     f"no evidence (the rule gave '{decision.verdict}')", decision.test,
-                    decision.gap, decision.low, decision.high)
+                    decision.gap, decision.low, decision.high, decision.stated)

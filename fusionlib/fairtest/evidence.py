@@ -55,7 +55,9 @@ def kl_margin(paper_value: float) -> float:
 
 
 def _opt(value: float) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
+    """A bootstrap standard error; missing, or 0 (every replicate equal: no evidence of the
+    spread, see :meth:`~fusionlib.compendium.verdicts.Estimate.from_bootstrap`), is unknown."""
+    return None if value is None or not np.isfinite(value) or value == 0 else float(value)
 
 
 def _repeated(values: pd.Series) -> Estimate:
@@ -129,22 +131,33 @@ def lookup(estimates: pd.DataFrame, **keys: object) -> Estimate:
     return sub["estimate"].iloc[0] if len(sub) else Estimate(float("nan"), None)
 
 
+def _spread(e: Estimate) -> float | None:
+    """The standard error the verdict rules use (:meth:`Estimate.spread`): ``None`` for an
+    unknown spread, including zero spread from ``n >= 2`` repetitions (two forests with the
+    same accuracy), which must not become an exact 0 once combined."""
+    return e.spread()[0]
+
+
 def mean_estimate(estimates: Sequence[Estimate]) -> Estimate:
     """Mean of several estimates. The sets share the real test set, so their errors are not
     independent; the standard error used is the mean of theirs (exact for perfectly correlated
-    errors, an upper bound otherwise). Unknown if any is unknown."""
+    errors, an upper bound otherwise). Unknown if any is unknown (zero spread from repetitions
+    counts as unknown)."""
     ests = list(estimates)
     value = float(np.mean([e.value for e in ests]))
-    if any(e.se is None for e in ests):
+    ses = [_spread(e) for e in ests]
+    if any(se is None for se in ses):
         return Estimate(value, None)
-    return Estimate(value, float(np.mean([e.se for e in ests])))
+    return Estimate(value, float(np.mean(ses)))
 
 
 def difference(a: Estimate, b: Estimate) -> Estimate:
-    """``a - b`` with the root-sum-square standard error (unknown if either is unknown)."""
-    if a.se is None or b.se is None:
+    """``a - b`` with the root-sum-square standard error (unknown if either is unknown, zero
+    spread from repetitions included)."""
+    sa, sb = _spread(a), _spread(b)
+    if sa is None or sb is None:
         return Estimate(a.value - b.value, None)
-    return Estimate(a.value - b.value, math.hypot(a.se, b.se))
+    return Estimate(a.value - b.value, math.hypot(sa, sb))
 
 
 def with_estimates(table: pd.DataFrame, estimates: pd.DataFrame, keys: Sequence[str]

@@ -79,8 +79,15 @@ def test_register_table_one_claim_per_cell_with_verdicts_and_tally():
                           "DM ours": [0.61, 0.7, 0.5], "status": ["run", "run", "run"],
                           "reason": ["", "", ""]})
     run = _FakeRun()
+    # our cells are bare numbers: a result table must say why they are exact, or give estimates
+    with pytest.raises(InvalidInputError, match="exact="):
+        register_table(run, table, seed_file="002", tag="T7", where="Table 7", metrics=["DM"],
+                       tolerance={"DM": 0.05})
+    run = _FakeRun()
     v = register_table(run, table, seed_file="002", tag="T7", where="Table 7", metrics=["DM"],
-                       tolerance={"DM": 0.05}, why=lambda r, m: f"because {r['method']}")
+                       tolerance={"DM": 0.05}, why=lambda r, m: f"because {r['method']}",
+                       exact="computed once from every row")
+    assert "every row" in run.made[0].test
     assert len(run.made) == 2  # the empty paper cell is skipped
     assert list(v["verdict"]) == ["reproduced", "differs"]
     assert "because Latent" in run.made[1].reason

@@ -19,7 +19,7 @@ from fusionlib.errors import InvalidInputError
 
 def _claims(*wheres):
     return claims_frame(make_claim(f"c{i}", seed, w, "q", 1.0, 1.0, scale="cpu",
-                                   experiment="e", tolerance=0.1)
+                                   experiment="e", tolerance=0.1, exact="a hand-made value")
                         for i, (seed, w) in enumerate(wheres))
 
 

@@ -10,6 +10,7 @@ from scipy import stats
 
 from fusionlib.compendium.verdicts import (
     Estimate,
+    binomial,
     categorical,
     compare,
     direction,
@@ -169,8 +170,6 @@ def test_direction_exact_values_decide_by_sign_and_zero_differs():
 def test_categorical():
     assert categorical(True).verdict == "reproduced"
     assert categorical(False, reason="1 of 2 seeds missed a mode").verdict == "differs"
-    d = categorical(False, reason="1 seed missed a mode", n=2, n_needed=10)
-    assert d.verdict == "inconclusive" and "2 of the 10" in d.reason
     with pytest.raises(InvalidInputError, match="reason"):
         categorical(False)
     with pytest.raises(InvalidInputError, match="bool"):
@@ -196,3 +195,155 @@ def test_estimate_text():
     assert Estimate(0.5, 0.01, n=10).text() == "0.5 ± 0.01 (n=10)"
     assert Estimate(0.5, None, n=1).text() == "0.5 (spread unknown) (n=1)"
     assert Estimate(float("nan")).text() == "–"
+
+
+# ------------------------------------------------------------------ issue 29 item 2: no decision
+# without evidence. Each case first failed against the old rules.
+T975_9 = stats.t.ppf(0.975, 9)  # 2.262: the two-sided 95 % quantile with 9 df
+T95_9 = stats.t.ppf(0.95, 9)    # 1.833: the one-sided 95 % quantile with 9 df
+
+
+# case 1: zero spread from n >= 2 repetitions is not an exact value
+def test_two_identical_repetitions_are_not_an_exact_value():
+    # two identical forest accuracies: se 0 from n = 2 (the old rule called this exact and
+    # "reproduced" it with no interval)
+    twice = Estimate.from_sample([0.8125, 0.8125])
+    assert twice.se == 0.0 and twice.n == 2
+    d = compare(0.81, twice, 0.01)
+    assert d.verdict == "inconclusive" and "zero spread" in d.reason and "2 repetitions" in d.reason
+    assert d.low is None and d.high is None  # no interval
+    d = direction(Estimate.from_sample([-0.1, -0.1]), "<0")
+    assert d.verdict == "inconclusive" and "zero spread" in d.reason
+
+
+def test_identical_repetitions_with_a_resolution_take_half_of_it_as_standard_error():
+    # accuracies on 1,000 test rows: resolution 1/1000; se taken as 0.0005 with n - 1 = 1 df
+    e = Estimate.from_sample([0.8125, 0.8125], resolution=1e-3)
+    assert e.resolution == 1e-3
+    d = compare(0.81, e, 0.01)
+    q = stats.t.ppf(0.95, 1)  # 6.31
+    assert d.verdict == "reproduced"
+    assert d.low == pytest.approx(0.0025 - q * 0.0005) and "resolution" in d.test
+    # a coarse resolution (1/100) leaves the interval wider than the tolerance: inconclusive
+    coarse = Estimate.from_sample([0.8125, 0.8125], resolution=1e-2)
+    assert compare(0.81, coarse, 0.01).verdict == "inconclusive"
+
+
+def test_an_exact_value_with_repetitions_must_be_declared():
+    declared = Estimate(0.8125, 0.0, n=2, exact=True)
+    d = compare(0.81, declared, 0.01)
+    assert d.verdict == "reproduced" and d.test.startswith("exact")
+    assert compare(0.81, Estimate(0.8125, 0.0, n=2, exact=True), 0.001).verdict == "differs"
+    # the factory of an exact value still works, and declares it
+    assert Estimate.exact(0.5).exact is True and Estimate.exact(0.5).se == 0.0
+    with pytest.raises(InvalidInputError, match="exact"):
+        Estimate(0.5, 0.01, exact=True)
+    with pytest.raises(InvalidInputError, match="resolution"):
+        Estimate(0.5, 0.0, n=2, resolution=0.0)
+
+
+def test_a_bootstrap_without_spread_has_an_unknown_spread():
+    assert Estimate.from_bootstrap(0.9, [0.9, 0.9, 0.9]).se is None
+
+
+def test_zero_spread_rule_could_go_the_other_way():
+    # planted fault: the same accuracies with a real spread are decided by their interval
+    spread = Estimate.from_sample([0.8100, 0.8125, 0.8110, 0.8120, 0.8105, 0.8115])
+    assert compare(0.81, spread, 0.01).verdict == "reproduced"
+    assert compare(0.85, spread, 0.01).verdict == "differs"
+
+
+# case 4: counts of successes are decided by a symmetric binomial rule
+def test_success_on_fewer_seeds_than_the_paper_ran_is_not_reproduced():
+    # the old categorical(True, n=2, n_needed=10) said "reproduced" on 2 of 10 seeds
+    d = binomial(2, 2, 1.0, tolerance=0.26)
+    assert d.verdict == "inconclusive" and "2 of 2" in d.reason
+    # ten of ten: the 90 % Clopper-Pearson interval [0.05 ** (1/10), 1] = [0.741, 1] lies in
+    # [0.74, 1]
+    d = binomial(10, 10, 1.0, tolerance=0.26)
+    assert d.verdict == "reproduced" and d.low == pytest.approx(0.05 ** 0.1)
+
+
+def test_failure_on_fewer_seeds_than_the_paper_ran_can_differ():
+    # the old rule made any failure with n < n_needed inconclusive; 0 of 3 against a rate of 1:
+    # the 95 % interval [0, 1 - 0.025 ** (1/3)] = [0, 0.708] lies below 1 - 0.26
+    d = binomial(0, 3, 1.0, tolerance=0.26)
+    assert d.verdict == "differs" and d.high == pytest.approx(1 - 0.025 ** (1 / 3))
+    assert binomial(2, 3, 1.0, tolerance=0.26).verdict == "inconclusive"
+
+
+def test_categorical_counts_go_through_the_binomial_rule():
+    with pytest.raises(InvalidInputError, match="binomial"):
+        categorical(False, reason="1 seed missed a mode", n=2, n_needed=10)
+    with pytest.raises(InvalidInputError, match="binomial"):
+        categorical(True, n=2, n_needed=10)
+
+
+def test_an_outcome_the_reduction_produces_is_not_comparable():
+    d = binomial(0, 3, 0.0, tolerance=0.26,
+                 not_comparable="a plain GAN covers no mode after 2,000 iterations anyway")
+    assert d.verdict == "not comparable" and "2,000" in d.reason
+
+
+def test_binomial_rule_could_go_the_other_way():
+    # planted fault: the same 10 of 10 against a paper that reports 0 of 10
+    assert binomial(10, 10, 1.0, tolerance=0.26).verdict == "reproduced"
+    assert binomial(10, 10, 0.0, tolerance=0.26).verdict == "differs"
+    with pytest.raises(InvalidInputError):
+        binomial(4, 3, 1.0, tolerance=0.1)
+    with pytest.raises(InvalidInputError):
+        binomial(1, 3, 1.5, tolerance=0.1)
+
+
+# case 5: one level for "differs"; Welch df with one bootstrap side
+def test_direction_and_compare_call_differs_at_the_same_level():
+    # 0.2 with se 0.1 (df 9): the one-sided 95 % bound 0.2 - 1.833 * 0.1 = 0.017 > 0, but the
+    # two-sided 95 % interval [0.2 - 2.262 * 0.1, ...] = [-0.026, 0.426] reaches below 0;
+    # compare calls it inconclusive against 0 with tolerance 0, so must direction
+    e = Estimate(0.2, 0.1, n=10, df=9)
+    assert compare(0.0, e, 0.0).verdict == "inconclusive"
+    d = direction(e, "<0")
+    assert d.verdict == "inconclusive" and d.low == pytest.approx(0.2 - T975_9 * 0.1)
+    # 0.25: [0.024, 0.476] is resolved on the other side for both
+    assert direction(Estimate(0.25, 0.1, n=10, df=9), "<0").verdict == "differs"
+    assert compare(0.0, Estimate(0.25, 0.1, n=10, df=9), 0.0).verdict == "differs"
+    # "reproduced" keeps its one-sided 95 % bound: -0.2 + 1.833 * 0.1 = -0.017 < 0
+    d = direction(Estimate(-0.2, 0.1, n=10, df=9), "<0")
+    assert d.verdict == "reproduced" and d.high == pytest.approx(-0.2 + T95_9 * 0.1)
+
+
+def test_welch_df_with_a_bootstrap_side_uses_the_other_sides_repetitions():
+    paper = Estimate.from_bootstrap(0.0, [-0.01, 0.0, 0.01])  # se 0.01, no n, no df
+    ours = Estimate.from_sample([0.09, 0.10, 0.11])           # se 0.00577, n 3, df 2
+    s = math.hypot(0.01, 0.01 / math.sqrt(3))
+    d = compare(paper, ours, 0.01)
+    assert d.low == pytest.approx(0.10 - stats.t.ppf(0.975, 2) * s)  # not the normal 1.96
+    assert "df 2" in d.test
+
+
+def test_n_without_df_gives_n_minus_1_degrees_of_freedom():
+    e = Estimate(-0.3, 0.1, n=10)  # e.g. a bootstrap over 10 repetitions
+    assert direction(e, "<0").high == pytest.approx(-0.3 + T95_9 * 0.1)
+
+
+# case 6: a margin as wide as the paper's value only bounds ours from above
+def test_a_margin_wider_than_the_paper_value_is_one_sided_in_effect():
+    d = compare(0.02, Estimate(0.0, 0.001, n=10, df=9), 0.05)
+    assert d.verdict == "reproduced"
+    assert "one-sided in effect: ours <= paper + margin" in d.reason
+    assert "one-sided" not in compare(0.5, Estimate(0.51, 0.005, n=10, df=9), 0.05).reason
+
+
+def test_compare_could_go_the_other_way():
+    # planted fault: the paper's value scaled by 2
+    ours = Estimate(0.51, 0.005, n=10, df=9)
+    assert compare(0.5, ours, 0.05).verdict == "reproduced"
+    assert compare(1.0, ours, 0.05).verdict == "differs"
+
+
+def test_direction_could_go_the_other_way():
+    # planted fault: the same paired data with the two methods swapped
+    a = np.array([0.30, 0.32, 0.29, 0.31, 0.33])
+    b = np.array([0.40, 0.41, 0.38, 0.42, 0.40])
+    assert direction(Estimate.from_sample(a - b), "<0").verdict == "reproduced"
+    assert direction(Estimate.from_sample(b - a), "<0").verdict == "differs"

@@ -78,3 +78,19 @@ def test_ctgan_reduction_names_the_reduction():
         "CTGAN trained 30 of its published 300 epochs")
     assert ctgan_reduction({"epochs": 300, "max_rows": 4000}, 31655) == (
         "on 4,000 of the 31,655 training rows")
+
+
+def test_two_forests_with_the_same_accuracy_stay_an_unknown_spread_when_combined():
+    # issue 29 item 2: DM of two forests with identical accuracy has sd 0 over n = 2; the
+    # difference and the mean of estimates must not turn it into an exact value (se 0)
+    s = _summary()
+    s.fidelity.loc[s.fidelity["method"] == "IGO", ["DM sd", "DM n"]] = [0.0, 2]
+    est = fidelity_estimates(s)
+    dm = lookup(est, method="IGO", metric="DM")
+    assert dm.se == 0.0 and dm.n == 2 and dm.spread()[0] is None
+    base = lookup(est, method="Indep", metric="DM")
+    assert difference(base, dm).se is None
+    assert mean_estimate([dm, base]).se is None
+    # a bootstrap se of 0 (every replicate equal) is an unknown spread too
+    s.fidelity.loc[s.fidelity["method"] == "IGO", "CS se"] = 0.0
+    assert lookup(fidelity_estimates(s), method="IGO", metric="CS").se is None

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fusionlib.compendium.verdicts import Decision, Estimate, categorical
+from fusionlib.compendium.verdicts import LEVEL, Decision, Estimate, binomial
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.evidence import THEORY_MARGIN, relative_estimate
 
 __all__ = ["off_mode", "share_gap", "n_modes", "sigma_star_note", "prop3_claim", "all_modes",
-           "coverage_claim", "count_text"]
+           "coverage_claim", "coverage_tolerance", "count_text"]
 
 
 def off_mode(points: np.ndarray, centers: np.ndarray, radius: float) -> float:
@@ -30,11 +30,15 @@ def off_mode(points: np.ndarray, centers: np.ndarray, radius: float) -> float:
 
 def share_gap(a: float, b: float, n: int) -> Estimate:
     """``a - b`` of two shares, each from ``n`` independent draws, with the binomial standard
-    error ``sqrt(a(1-a)/n + b(1-b)/n)``."""
+    error ``sqrt(a(1-a)/n + b(1-b)/n)``.
+
+    Shares of 0 or 1 on both sides give a standard error of 0, which is no evidence of an exact
+    value: the estimate carries the ``n`` draws and their resolution ``1 / n``, so the verdict
+    rules take half of it as the standard error (:meth:`Estimate.spread`)."""
     if n < 1:
         raise InvalidInputError(f"n must be >= 1, got {n}")
     se = np.sqrt(a * (1 - a) / n + b * (1 - b) / n)
-    return Estimate(a - b, float(se))
+    return Estimate(a - b, float(se), int(n), resolution=1.0 / n)
 
 
 def n_modes(sample, bins: int = 100, prominence: float = 0.1) -> int:
@@ -75,15 +79,31 @@ def all_modes(table: pd.DataFrame, method: str) -> tuple[int, int]:
     return int(row.seeds_all_modes), int(row.n_seeds)
 
 
-def coverage_claim(run, cid: str, where: str, quantity: str, paper: str, k: int, n: int,
-                   ok: bool, fail: str, reduction: str, *, paper_runs: int = 10,
-                   kind: str = "result") -> Decision:
-    """Register a mode-coverage claim on ``run``: ``k`` of ``n`` seeds, a categorical verdict
-    (``ok``) that is inconclusive rather than differs while ``n < paper_runs``; ``fail`` and
+def coverage_tolerance(paper_runs: int = 10) -> float:
+    """The margin of a success rate read from ``paper_runs`` runs that all went the same way:
+    ``1 - 0.05 ** (1 / paper_runs)`` (0.259 for 10 runs), how far the paper's own 10 of 10 (or
+    0 of 10) leaves its rate at the one-sided 95 % level."""
+    if paper_runs < 1:
+        raise InvalidInputError(f"paper_runs must be >= 1, got {paper_runs}")
+    return float(1 - (1 - LEVEL) ** (1 / paper_runs))
+
+
+def coverage_claim(run, cid: str, where: str, quantity: str, paper: str, k: int, n: int, *,
+                   paper_rate: float, fail: str, reduction: str, paper_runs: int = 10,
+                   kind: str = "result", produced_by_reduction: str | None = None) -> Decision:
+    """Register a mode-coverage claim on ``run``: ``k`` of our ``n`` seeds against the paper's
+    rate ``paper_rate`` (1: every seed covers all modes, 0: none does), decided by the exact
+    binomial rule (:func:`~fusionlib.compendium.verdicts.binomial`) within
+    :func:`coverage_tolerance` of ``paper_runs``. A success and a failure are decided by the
+    same interval, so a few seeds leave both inconclusive; ``produced_by_reduction`` (a reason)
+    makes the claim "not comparable" when the reduction of this scale alone produces the
+    outcome (a plain GAN that covers few modes after a shortened run). ``fail`` and
     ``reduction`` (how our runs are smaller) make the reason. Returns the decision."""
-    d = categorical(ok, reason=f"{fail} ({reduction})", n=n, n_needed=paper_runs)
-    run.claim(cid, "001", where, quantity, paper, f"{k}/{n}", kind=kind, verdict=d.verdict,
-              reason=d.reason)
+    tol = coverage_tolerance(paper_runs)
+    d = binomial(int(k), int(n), paper_rate, tolerance=tol, reason=f"{fail} ({reduction})",
+                 not_comparable=produced_by_reduction)
+    run.claim(cid, "001", where, quantity, paper, f"{k}/{n}", kind=kind, decision=d,
+              tolerance=round(tol, 4))
     return d
 
 

@@ -102,8 +102,8 @@ def identity_claim(run, cid: str, results: Sequence[Prop5Result], pairing: str, 
               f"temperatures, r in {{{', '.join(f'{r.r:g}' for r in rows)}}}, both sides "
               f"(linear critic, 2-mode toy, {n_batches:,} minibatches each), within "
               f"{THEORY_MARGIN:.0%} of 1", "identity (exact)",
-              f"largest |ratio - 1|: {worst:.2%}", kind=kind, verdict=d.verdict,
-              reason=d.reason)
+              f"largest |ratio - 1|: {worst:.2%}", kind=kind, decision=d,
+              tolerance=THEORY_MARGIN)
     return d
 
 

@@ -46,3 +46,22 @@ def test_a_paper_panel_without_its_data_is_not_run(tmp_path, monkeypatch):
 
 def test_method_names():
     assert METHOD_NAMES["pt+cp"] == "PTGAN"
+
+
+def test_a_real_image_panel_is_an_implementation_claim_with_its_reason(tmp_path, monkeypatch):
+    # issue 29 item 2: the drawn real panel was a stated "reproduced" result; a panel of real
+    # images measures nothing of the paper's, so it is shown (implementation), never counted
+    import numpy as np
+
+    import fusionlib.data.images as images
+    import fusionlib.data.store as store
+
+    monkeypatch.setattr(store, "dataset_states", lambda name: {"train": "present (test)"})
+    monkeypatch.setattr(images, "load_image_dataset",
+                        lambda name, split, limit=None: (np.zeros((64, 3, 32, 32), np.uint8),
+                                                         None))
+    run = Run("ptgan_images", scale="paper", seed=0, results_dir=tmp_path / "out")
+    panel_claim(run, "Figure 12", "cifar10", "real", [], paper_imgs={}, div=DIV, cfg=CFG)
+    row = run.claims.set_index("claim_id").loc["001-F12-panel"]
+    assert row["kind"] == "implementation" and row["verdict"] == "reproduced"
+    assert row["stated"] == "True" and "measures nothing" in row["reason"]

@@ -12,6 +12,7 @@ from fusionlib.ptgan.toys.report import (
     all_modes,
     count_text,
     coverage_claim,
+    coverage_tolerance,
     n_modes,
     off_mode,
     prop3_claim,
@@ -62,16 +63,43 @@ def test_claims_register(tmp_path):
     assert all_modes(table, "pt+cp") == (3, 3)
     with pytest.raises(InvalidInputError, match="not in the coverage table"):
         all_modes(table, "gp")
-    d_ok = coverage_claim(run, "001-F1-a", "Figure 1", "q", "all seeds", 3, 3, True, "f", "r")
-    d_bad = coverage_claim(run, "001-F1-b", "Figure 1", "q", "all seeds", 2, 3, False,
-                           "1 seed(s) missed a mode", "3 of 10 seeds")
+    d_ok = coverage_claim(run, "001-F1-a", "Figure 1", "q", "all seeds", 3, 3, paper_rate=1.0,
+                          fail="f", reduction="r")
+    d_bad = coverage_claim(run, "001-F1-b", "Figure 1", "q", "all seeds", 2, 3, paper_rate=1.0,
+                           fail="1 seed(s) missed a mode", reduction="3 of 10 seeds")
     claims = run.claims.set_index("claim_id")
     assert claims.loc["001-P3-x", "quantity"] == "gap (Monte Carlo / closed form)"
     assert claims.loc["001-P3-x", "verdict"] == "reproduced"
-    assert claims.loc["001-F1-a", "ours"] == "3/3" and d_ok.verdict == "reproduced"
-    # fewer seeds than the paper's 10: a failed "all seeds" check is inconclusive, not differs
+    # issue 29 item 2: 3 of 3 seeds against the paper's 10 of 10 is as undecided as 2 of 3
+    # (the old rule called 3 of 3 reproduced and 2 of 3 inconclusive)
+    assert claims.loc["001-F1-a", "ours"] == "3/3" and d_ok.verdict == "inconclusive"
     assert d_bad.verdict == "inconclusive"
     assert "3 of 10 seeds" in claims.loc["001-F1-b", "reason"]
+    assert claims.loc["001-F1-a", "stated"] == "False"
+    assert claims.loc["001-F1-a", "tolerance"] == str(round(coverage_tolerance(10), 4))
+
+
+def test_mode_coverage_is_decided_symmetrically():
+    run = Run("ptgan_toys", scale="cpu", seed=0, results_dir="/nonexistent-unused")
+    # 0 of 3 against every seed: resolved (the 95 % interval [0, 0.708] is below 1 - 0.259)
+    d = coverage_claim(run, "c0", "Figure 1", "q", "all seeds", 0, 3, paper_rate=1.0,
+                       fail="3 seed(s) missed a mode", reduction="r")
+    assert d.verdict == "differs"
+    # 10 of 10 of ours against 10 of 10 of the paper's: reproduced; planted fault: the paper
+    # reports 0 of 10 (a collapse): differs
+    assert coverage_claim(run, "c1", "Figure 1", "q", "all", 10, 10, paper_rate=1.0, fail="f",
+                          reduction="r").verdict == "reproduced"
+    assert coverage_claim(run, "c2", "Figure 1", "q", "none", 10, 10, paper_rate=0.0, fail="f",
+                          reduction="r").verdict == "differs"
+    # the reduction produces the outcome: not comparable, with that reason
+    d = coverage_claim(run, "c3", "Figure 1", "q", "none", 0, 3, paper_rate=0.0, fail="f",
+                       reduction="r", produced_by_reduction="2,500 iterations are too few")
+    assert d.verdict == "not comparable" and "2,500" in run.claims.iloc[-1]["reason"]
+
+
+def test_shares_of_zero_are_not_exact():
+    e = share_gap(0.0, 0.0, 1_000)  # se 0 from 1,000 draws: half the resolution, 1/2000
+    assert e.se == 0.0 and e.spread()[0] == pytest.approx(0.0005)
 
 
 def test_count_text():
