@@ -8,8 +8,12 @@ SCALES := smoke cpu paper
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# torch build: cpu (the local 2.13.0+cpu wheel) or cuda (PyPI's build, for GPU runners)
+# torch build: cpu (2.13.0+cpu: from a local wheel folder, else PyTorch's CPU index; see
+# tools/torch_source.py) or cuda (PyPI's build, for GPU runners)
 TORCH ?= cpu
+# where the CPU build comes from: auto (a local wheel folder, else PyTorch's CPU index), local,
+# index; TORCH_WHEELS=<folder> names a folder that holds the pinned wheel
+TORCH_SOURCE ?= auto
 TORCHES := cpu cuda
 # checked when the Makefile is read: the lock file names below are built from TORCH
 ifneq ($(words $(TORCH))$(filter $(TORCH),$(TORCHES)),1$(TORCH))
@@ -18,6 +22,9 @@ endif
 LOCKS := requirements-pip.lock requirements.lock requirements-torch-$(TORCH).lock
 STAMP := $(VENV)/.installed-$(TORCH)-$(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
+# $(call shq,VALUE): VALUE as one single-quoted shell word (a ' inside becomes '\''), for the
+# values given on the command line (ID=, BUNDLE=, SEEDS=): a ' in them broke the recipes' quoting
+shq = '$(subst ','\'',$(1))'
 # Snakemake in its own venv inside .venv (already git-ignored and excluded from the book), so
 # requirements.lock's pins stay as they are; every pin hashed (requirements-workflow.lock)
 WORKFLOW_VENV := $(VENV)/workflow
@@ -53,12 +60,16 @@ check-scale:
 $(STAMP): $(LOCKS) pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --require-hashes -r requirements-pip.lock
+	@torch=$$($(PY) tools/torch_source.py --torch $(TORCH) --source $(call shq,$(TORCH_SOURCE)) \
+	  $(if $(TORCH_WHEELS),--wheels $(call shq,$(TORCH_WHEELS)))) || exit 2; \
+	echo "$(PY) -m pip install --quiet --require-hashes --no-deps $$torch"; \
+	eval "$(PY) -m pip install --quiet --require-hashes --no-deps $$torch"
 	$(PY) -m pip install --quiet --require-hashes -r requirements.lock -r requirements-torch-$(TORCH).lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-env: $(STAMP)  ## create .venv from the hash-pinned locks (TORCH=cpu|cuda; if missing/outdated)
+env: $(STAMP)  ## create .venv from the hash-pinned locks (TORCH=cpu|cuda, TORCH_WHEELS=<folder>; if missing/outdated)
 
 data: env  ## provision and verify the datasets (Fashion-MNIST via apt when run as root)
 	@if [ ! -d /usr/share/datasets/fashion-mnist ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -100,21 +111,39 @@ book: check-scale env data mathjax workflow-env  ## cells, changed notebooks, th
 	$(SNAKEMAKE) all $(SMK_FORCE) $(SMK_CONFIG)
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
 
-claim: check-scale env data workflow-env  ## recompute one claim (its cells and chapter) and print its row: make claim ID=...
-	@test -n "$(ID)" || { echo "error: name the claim: make claim ID=<claim id> (ids: the scorecard page, or book/executed/scorecard/all_claims.csv)" >&2; exit 2; }
-	@chapter=$$($(PY) -m fusionlib.compendium.recompute locate '$(ID)') || exit 2; \
-	echo "claim $(ID): chapter $$chapter (scale $(SCALE), seed $(SEED))"; \
+.PHONY: check-claim check-seeds
+# ID and SEEDS are checked before any work (env, data, Snakemake); `--` keeps an id that starts
+# with "-" from being read as an option (ID=--help printed the usage, taken as the chapter)
+check-claim:
+	@test -n $(call shq,$(ID)) || { echo "error: name the claim: make claim ID=<claim id> (ids: the scorecard page, or book/executed/scorecard/all_claims.csv)" >&2; exit 2; }
+	@case $(call shq,$(ID)) in -*) printf 'error: ID=%s is not a claim id (ids do not start with "-"; e.g. ID=001-T3-adult-nd-pt_cp-RF: the scorecard page, or book/executed/scorecard/all_claims.csv)\n' $(call shq,$(ID)) >&2; exit 2;; esac
+
+claim: check-scale check-claim env data workflow-env  ## recompute one claim (its cells and chapter) and print its row: make claim ID=...
+	@chapter=$$($(PY) -m fusionlib.compendium.recompute locate -- $(call shq,$(ID))) || exit 2; \
+	case "$$chapter" in ''|*[!a-z0-9_]*) printf 'error: ID=%s: no chapter name came back (got "%s")\n' $(call shq,$(ID)) "$$chapter" >&2; exit 2;; esac; \
+	printf 'claim %s: chapter %s (scale $(SCALE), seed $(SEED))\n' $(call shq,$(ID)) "$$chapter"; \
 	$(SNAKEMAKE) $(EXECUTED)/$$chapter.ipynb --forcerun notebook --config scale=$(SCALE) seed=$(SEED) python=$(CURDIR)/$(PY) force=1 && \
-	$(PY) -m fusionlib.compendium.recompute show '$(ID)'
+	$(PY) -m fusionlib.compendium.recompute show -- $(call shq,$(ID))
 
 # make stability: every chapter at each root seed of SEEDS (the book's own seed reuses
 # book/executed; the others go to results/stability/<scale>/seed-<s>), then each claim's verdict
 # per seed in results/stability/<scale>/stability.csv, which the scorecard shows
 SEEDS ?= 0 1 2
-stability: check-scale env data workflow-env  ## verdict of every claim at each root seed of SEEDS (default "0 1 2"); the scorecard marks those that flip
-	@for s in $(SEEDS); do case $$s in ''|*[!0-9]*) echo "error: SEEDS must be integers >= 0, got '$$s'" >&2; exit 2;; esac; done
-	@set -e; dirs=""; for s in $(SEEDS); do \
-	  if [ "$$s" = "$(SEED)" ]; then out=$(EXECUTED); else out=results/stability/$(SCALE)/seed-$$s; fi; \
+# a seed as an integer: leading zeros dropped (SEEDS="0 00" named seed 0 twice and re-ran every
+# chapter; SEED=00 is the book's seed 0)
+INT_OF = sed 's/^0*\(.\)/\1/'
+check-seeds:
+	@set -f; seeds=$(call shq,$(SEEDS)); seen=' '; for s in $$seeds; do \
+	  case $$s in *[!0-9]*) echo "error: SEEDS=\"$$seeds\" is not allowed: '$$s' is not an integer >= 0; give root seeds, e.g. SEEDS=\"0 1 2\"" >&2; exit 2;; esac; \
+	  n=$$(printf '%s' "$$s" | $(INT_OF)); \
+	  case "$$seen" in *" $$n "*) echo "error: SEEDS=\"$$seeds\" names root seed $$n twice ('$$s'); give each seed once, e.g. SEEDS=\"0 1 2\"" >&2; exit 2;; esac; \
+	  seen="$$seen$$n "; done; \
+	[ "$$seen" != ' ' ] || { echo "error: SEEDS is empty; give the root seeds, e.g. SEEDS=\"0 1 2\"" >&2; exit 2; }
+
+stability: check-scale check-seeds env data workflow-env  ## verdict of every claim at each root seed of SEEDS (default "0 1 2"); the scorecard marks those that flip
+	@set -ef; seeds=$(call shq,$(SEEDS)); book=$$(printf '%s' '$(SEED)' | $(INT_OF)); dirs=""; \
+	for s in $$seeds; do s=$$(printf '%s' "$$s" | $(INT_OF)); \
+	  if [ "$$s" = "$$book" ]; then out=$(EXECUTED); else out=results/stability/$(SCALE)/seed-$$s; fi; \
 	  echo "== stability: chapters at scale $(SCALE), root seed $$s -> $$out"; \
 	  $(SNAKEMAKE) notebooks --config scale=$(SCALE) seed=$$s python=$(CURDIR)/$(PY) executed=$$out; \
 	  dirs="$$dirs --seed-dir $$s=$$out"; done; \
@@ -125,11 +154,11 @@ stability: check-scale env data workflow-env  ## verdict of every claim at each 
 # recomputes N cells drawn at random (PICK=<int> fixes the draw) and compares them
 N ?= 3
 export-results: check-scale env  ## the current shards of SCALE in one archive with a manifest (BUNDLE=<file> names it)
-	$(PY) -m fusionlib.compendium.cells export --scale $(SCALE) --seed $(SEED) $(if $(BUNDLE),--out '$(BUNDLE)')
+	$(PY) -m fusionlib.compendium.cells export --scale $(SCALE) --seed $(SEED) $(if $(BUNDLE),--out=$(call shq,$(BUNDLE)))
 
 import-results: env  ## verify a bundle, refuse altered or stale shards, install the rest: make import-results BUNDLE=<file>
-	@test -n "$(BUNDLE)" || { echo "error: name the bundle: make import-results BUNDLE=results/bundles/<file>.tar.gz" >&2; exit 2; }
-	$(PY) -m fusionlib.compendium.cells import '$(BUNDLE)'
+	@test -n $(call shq,$(BUNDLE)) || { echo "error: name the bundle: make import-results BUNDLE=results/bundles/<file>.tar.gz" >&2; exit 2; }
+	$(PY) -m fusionlib.compendium.cells import -- $(call shq,$(BUNDLE))
 
 verify-results: check-scale env data  ## recompute N (default 3) cells of SCALE installed from bundles here and compare
 	@printf '%s' '$(N)' | grep -Eqx '[1-9][0-9]*' || { echo "error: N=$(N) is not allowed; give how many cells to recompute (>= 1), e.g. N=3" >&2; exit 2; }

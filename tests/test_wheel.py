@@ -110,3 +110,45 @@ def test_an_installed_wheel_loads_its_data_and_runs_a_smoke_cell(wheel, tmp_path
     status = run("fusionlib", "cells", "list", "--scale", "smoke", "--experiment", CELL[0],
                  "--status")
     assert f"{cell}\t{shard}\tdone" in status
+
+
+# the fix belongs in fusionlib/compendium/recompute.py (owned by another change right now):
+# its --out default is Path(__file__).parents[2] / "book/executed", which in a wheel is
+# site-packages/book/executed; it should be the checkout's book/executed when run from one, else
+# ./book/executed (as fusionlib.compendium.cells.store.default_root does for shards). strict:
+# the day it is fixed this test passes, and the marker must go
+@pytest.mark.xfail(strict=True, reason="recompute.py looks for executed chapters under "
+                   "site-packages/book/executed when installed from a wheel")
+def test_the_installed_console_script_shows_a_claim_of_the_book_in_the_current_folder(
+        wheel, tmp_path):
+    """`fusionlib claims show` of an installed wheel reads the executed chapters of the folder
+    it is run from (./book/executed, as cells go to ./results/cells), never a folder beside
+    site-packages: it looked for <venv>/lib/book/executed, found no chapter there and said
+    "build the book once"."""
+    python, env = _fresh_venv(tmp_path / "venv", wheel)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+
+    def run(*cmd: str) -> subprocess.CompletedProcess:
+        done = subprocess.run(list(cmd), cwd=work, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        return done
+
+    assert "claim_id" in run("fusionlib", "claims", "show", "--help").stdout
+    # a chapter's claims.csv, written by the package's own Run into ./book/executed/demo
+    run(str(python), "-c", "from fusionlib.compendium.run import Run\n"
+        "run = Run('demo', scale='smoke', results_dir='book/executed/demo')\n"
+        "run.claim('001-F1-x', '001', 'Figure 1', 'modes', 8, 8, tolerance=0, kind='setting')\n"
+        "run.finish()")
+    assert (work / "book" / "executed" / "demo" / "claims.csv").is_file()
+    assert run("fusionlib", "claims", "locate", "001-F1-x").stdout.strip() == "demo"
+    shown = run("fusionlib", "claims", "show", "001-F1-x").stdout
+    assert "claim_id: 001-F1-x" in shown and "verdict:" in shown
+    # a folder without a book: the error names that folder, not site-packages
+    empty = work / "no-book"
+    empty.mkdir()
+    done = subprocess.run(["fusionlib", "claims", "show", "001-F1-x"], cwd=empty, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and f"no executed chapters under {empty}" in done.stderr, \
+        done.stderr

@@ -17,6 +17,10 @@ then on every interface, behind MUNGE with a key made for this cluster).
 ``slurmdbd`` with its MariaDB is there because the Snakemake executor plugin polls ``sacct``.
 The daemons run in the foreground as children of this process and are stopped by their process
 ids (SIGTERM, then SIGKILL after a grace period); nothing system-wide is started or changed.
+MariaDB is ready when ``mariadb-admin ping`` answers on its Unix socket (without the client:
+when its log says "ready for connections"), then it must listen on its TCP port, which
+``slurmdbd`` uses; a wait that times out says what it waited for and what it last saw. A start
+that fails stops what it started and removes the temporary folder it made.
 
 Standard library only.
 """
@@ -70,6 +74,24 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+#: the line MariaDB logs once it accepts connections ("... mariadbd: ready for connections.")
+MARIADB_READY = "ready for connections"
+
+
+def mariadb_log_says_ready(log: str) -> bool:
+    """Whether a MariaDB error log (``--log-error``) says the server accepts connections."""
+    return MARIADB_READY in log
+
+
+def mariadb_admin() -> str | None:
+    """MariaDB's admin client (``mariadb-admin``, formerly ``mysqladmin``), or None."""
+    for name in ("mariadb-admin", "mysqladmin"):
+        found = shutil.which(name, path=_path())
+        if found:
+            return found
+    return None
+
+
 def _memory_mb() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemTotal:"):
@@ -82,6 +104,8 @@ class Cluster:
     manager, or call :meth:`start` and :meth:`stop`."""
 
     def __init__(self, base: str | os.PathLike[str] | None = None, cpus: int | None = None):
+        #: a temporary folder made here is removed when :meth:`start` fails (a given one stays)
+        self.owns_base = base is None
         self.base = Path(base or tempfile.mkdtemp(prefix="fl-slurm-", dir="/tmp"))
         self.cpus = cpus or os.cpu_count() or 1
         self.procs: list[tuple[str, subprocess.Popen]] = []
@@ -124,16 +148,21 @@ class Cluster:
         log.close()
         self.procs.append((name, proc))
 
-    def _wait(self, what: str, ready, timeout: float = 180.0) -> None:
-        deadline = time.monotonic() + timeout
+    def _wait(self, what: str, ready, timeout: float = 180.0, why=None) -> None:
+        """Poll ``ready()`` until it is true; a daemon that exits, or ``timeout`` seconds
+        passing, raises with the daemons' log tails (``why()``: what the last poll saw)."""
+        start = time.monotonic()
         while not ready():
             for name, proc in self.procs:
                 if proc.poll() is not None:
                     raise RuntimeError(f"{name} exited ({proc.returncode}) while waiting for "
                                        f"{what}:\n{self._tail(name)}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"timed out waiting for {what}:\n" + "\n".join(
-                    self._tail(n) for n, _ in self.procs))
+            if time.monotonic() - start > timeout:
+                seen = f" ({why()})" if why is not None else ""
+                raise RuntimeError(
+                    f"timed out after {timeout:.0f} s waiting for {what}{seen}; load average "
+                    f"{os.getloadavg()[0]:.1f}. Daemon logs in {self.base / 'log'}:\n"
+                    + "\n".join(self._tail(n) for n, _ in self.procs))
             time.sleep(0.2)
 
     def _tail(self, name: str) -> str:
@@ -143,13 +172,16 @@ class Cluster:
         return text
 
     def start(self) -> Cluster:
-        why = missing()
-        if why:
-            raise RuntimeError(why)
-        for sub in ("etc", "log", "munge", "db", "state", "spool", "run", "bin"):
-            (self.base / sub).mkdir(parents=True, exist_ok=True)
-        self._write_srun_wrapper()
+        """Start every daemon and wait for the node. On any failure (a daemon that exits, a
+        timeout, Ctrl-C) every daemon started so far is stopped and a temporary folder made by
+        this object is removed before the error propagates."""
         try:
+            why = missing()
+            if why:
+                raise RuntimeError(why)
+            for sub in ("etc", "log", "munge", "db", "state", "spool", "run", "bin"):
+                (self.base / sub).mkdir(parents=True, exist_ok=True)
+            self._write_srun_wrapper()
             self._isolate()
             self._start_munge()
             self._start_mariadb()
@@ -160,7 +192,11 @@ class Cluster:
             self._wait("the node to be idle", lambda: "idle" in self.run(
                 "sinfo", "-h", "-o", "%T", check=False))
         except BaseException:
-            self.stop()
+            try:
+                self.stop()
+            finally:
+                if self.owns_base:
+                    shutil.rmtree(self.base, ignore_errors=True)
             raise
         return self
 
@@ -219,10 +255,55 @@ class Cluster:
         self._spawn("mariadb", [
             "mariadbd", "--no-defaults", f"--datadir={data}", "--user=root",
             "--bind-address=127.0.0.1", f"--port={self.ports['db']}", "--skip-grant-tables",
-            f"--socket={self.base / 'run' / 'mysql.sock'}",
+            f"--socket={self.mariadb_socket}",
             f"--pid-file={self.base / 'run' / 'mariadb.pid'}",
             f"--log-error={self.base / 'log' / 'mariadb.log'}"])
-        self._wait("MariaDB", lambda: self._listening(self.ports["db"]))
+        self._wait("MariaDB to answer on its socket", self._mariadb_ready,
+                   why=self._mariadb_state)
+        # slurmdbd connects over TCP: the server that answers on its socket must listen there too
+        self._wait(f"MariaDB to listen on 127.0.0.1:{self.ports['db']} (it answers on its "
+                   "socket)", lambda: self._listening(self.ports["db"]), timeout=30.0)
+
+    @property
+    def mariadb_socket(self) -> Path:
+        return self.base / "run" / "mysql.sock"
+
+    def _mariadb_ping(self) -> subprocess.CompletedProcess | None:
+        """``mariadb-admin ping`` on the server's Unix socket (None without the client):
+        exit status 0 once the server accepts connections, the real readiness."""
+        admin = mariadb_admin()
+        if admin is None:
+            return None
+        try:
+            return subprocess.run([admin, "--no-defaults", "--protocol=socket",
+                                   f"--socket={self.mariadb_socket}", "--user=root",
+                                   "--connect-timeout=5", "ping"], env=self.env,
+                                  capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired as exc:  # a loaded machine: poll again
+            return subprocess.CompletedProcess(exc.cmd, 124, "", "ping timed out after 30 s")
+
+    def _mariadb_log(self) -> str:
+        log = self.base / "log" / "mariadb.log"
+        return log.read_text(errors="replace") if log.is_file() else ""
+
+    def _mariadb_ready(self) -> bool:
+        """MariaDB accepts connections: ``mariadb-admin ping`` on its socket succeeds (or,
+        without the admin client, its log says "ready for connections")."""
+        ping = self._mariadb_ping()
+        if ping is None:
+            return mariadb_log_says_ready(self._mariadb_log())
+        return ping.returncode == 0
+
+    def _mariadb_state(self) -> str:
+        """What the last readiness poll saw, for the timeout message."""
+        said = ("its log says ready for connections" if mariadb_log_says_ready(
+            self._mariadb_log()) else "its log does not say ready for connections")
+        ping = self._mariadb_ping()
+        if ping is None:
+            return f"{said}; no mariadb-admin to ping it"
+        out = (ping.stdout + ping.stderr).strip().splitlines()
+        return (f"{said}; mariadb-admin ping on {self.mariadb_socket} exited "
+                f"{ping.returncode}: {out[-1] if out else 'no output'}")
 
     def _write_slurm_conf(self) -> None:
         auth = f"AuthType=auth/munge\nAuthInfo=socket={self.munge_socket}\n"

@@ -156,6 +156,7 @@ class HeldoutCriterion:
         self.holdout, self.floors, self.radius = [], [], []
         for k, (tr, ho) in enumerate(zip(train, holdout, strict=True)):
             tr, ho = np.asarray(tr, dtype=np.float64), np.asarray(ho, dtype=np.float64)
+            self._check_columns(self.names[k], tr, ho, self.indices[k])
             m = min(rule.rows, len(ho), len(tr))
             if m < 10:
                 raise InvalidInputError(
@@ -177,6 +178,27 @@ class HeldoutCriterion:
             self.radius.append(2.0 * float(np.quantile(dist, 0.99)))
 
     @staticmethod
+    def _check_columns(name: str, tr: np.ndarray, ho: np.ndarray, idx: list) -> None:
+        """The training and held-out rows of one source: tables of one width, and one distinct
+        schema position >= 0 per column (a wrong count broadcast silently before)."""
+        for part, rows in (("training", tr), ("held-out", ho)):
+            if rows.ndim != 2:
+                raise InvalidInputError(f"source {name!r}: the {part} rows must be a table "
+                                        f"(n, columns), got shape {rows.shape}")
+        if tr.shape[1] != ho.shape[1]:
+            raise InvalidInputError(f"source {name!r}: training rows have {tr.shape[1]} "
+                                    f"columns, held-out rows {ho.shape[1]}; give both on the "
+                                    "source's own encoded columns")
+        if len(idx) != tr.shape[1]:
+            raise InvalidInputError(f"source {name!r} has {tr.shape[1]} columns but "
+                                    f"{len(idx)} indices {idx}; give one schema position per "
+                                    "column")
+        if not all(isinstance(i, int | np.integer) and not isinstance(i, bool) and i >= 0
+                   for i in idx) or len(set(idx)) != len(idx):
+            raise InvalidInputError(f"indices of source {name!r} must be distinct column "
+                                    f"positions >= 0 in the generated records, got {idx}")
+
+    @staticmethod
     def _probabilities(name: str, part: str, w: object, n: int) -> np.ndarray:
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
@@ -193,8 +215,18 @@ class HeldoutCriterion:
     @staticmethod
     def _scores(h: np.ndarray, s: np.ndarray, seed: object) -> tuple[float, np.ndarray]:
         """Biased MMD and the held-out rows' nearest-neighbour distances (their mean is the
-        section E coverage)."""
-        return mmd(h, s, unbiased=False, seed=seed).mmd, coverage_distances(h, s)
+        section E coverage).
+
+        The MMD's bandwidth is the median heuristic's. Where over half of the pooled rows
+        coincide (a source of one constant value, or of very few) the median distance is 0 and
+        there is no such bandwidth: the rows are standardised by the held-out rows' spread, so
+        the bandwidth is then one unit (``gamma = 1/2``); two samples that coincide still give
+        0, whatever the bandwidth."""
+        try:
+            m = mmd(h, s, unbiased=False, seed=seed)
+        except InvalidInputError:  # no median bandwidth (any other bad input fails again here)
+            m = mmd(h, s, unbiased=False, seed=seed, gamma=0.5)
+        return m.mmd, coverage_distances(h, s)
 
     def evaluate(self, generated: np.ndarray, *, seed: object = 0) -> pd.DataFrame:
         """One row per source: ``mmd``, ``mmd_floor``, ``coverage``, ``coverage_floor``, the
@@ -204,6 +236,11 @@ class HeldoutCriterion:
         if x.ndim != 2 or len(x) < self.rows:
             raise InvalidInputError(f"a check needs at least {self.rows} generated records "
                                     f"(n, |V|), got shape {x.shape}")
+        for name, idx in zip(self.names, self.indices, strict=True):
+            if max(idx, default=-1) >= x.shape[1]:
+                raise InvalidInputError(
+                    f"generated records have {x.shape[1]} columns; source {name!r} reads "
+                    f"column {max(idx)} (its indices {idx}): give records on the whole schema")
         rows = []
         for k, (h, idx) in enumerate(zip(self.holdout, self.indices, strict=True)):
             hs, ss = _standardised(h, h, x[:len(h), idx])

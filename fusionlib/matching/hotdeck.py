@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 from sklearn.base import BaseEstimator
 
-from fusionlib.checks import check_choice, check_positive_int
+from fusionlib.checks import check_choice, check_positive_int, memory_error_as_input_error
 from fusionlib.errors import InvalidInputError, NotFittedError
 from fusionlib.matching.validation import (
     check_pair,
@@ -191,5 +191,7 @@ class HotDeckMatcher(BaseEstimator):
             raise NotFittedError("this HotDeckMatcher is not fitted; call fit(sources) first")
         check_positive_int("n", n)
         rng = numpy_rng(seed, "hotdeck", "sample")
-        rows = rng.integers(0, len(self._recipient_table), size=n)
-        return self._complete(self._recipient_table.iloc[rows], rng)
+        # too many rows: a named error, not numpy's raw MemoryError
+        with memory_error_as_input_error(f"sampling n={n:,} rows"):
+            rows = rng.integers(0, len(self._recipient_table), size=n)
+            return self._complete(self._recipient_table.iloc[rows], rng)

@@ -212,3 +212,52 @@ def test_a_weighted_fusiongan_is_checked_against_its_reweighted_law():
         np.testing.assert_allclose(s_ho, w_ho ** 2)
     assert FusionGAN(1, FusionConfig(batch_size=32, hidden=16, latent_dim=8),
                      seed=0).fit(small_sources())._target_weights(xs) is None
+
+
+def test_constant_sources_are_checked_not_refused_for_want_of_a_bandwidth():
+    """Sources of one constant row: the median pairwise distance is 0, and the check said
+    "pass gamma explicitly", which no caller of the check (FusionGAN) can."""
+    const = [np.full((60, 2), 3.0), np.full((60, 2), -1.0)]
+    crit = HeldoutCriterion(const, [c[:30] for c in const], [[0, 1], [0, 2]],
+                            ConvergenceRule(rows=30), seed=0, names=["A", "B"])
+    assert crit.floors == [(0.0, 0.0), (0.0, 0.0)]
+    exact = crit.evaluate(np.tile([3.0, 3.0, -1.0], (30, 1)), seed=1)
+    exact_b = crit.evaluate(np.tile([-1.0, 3.0, -1.0], (30, 1)), seed=1)
+    assert exact["learned"].iloc[0] and exact_b["learned"].iloc[1]
+    off = crit.evaluate(np.random.default_rng(0).normal(size=(30, 3)), seed=1)
+    assert not off["learned"].any() and (off["mmd_ratio"] == float("inf")).all()
+
+
+def test_fusiongan_checks_a_constant_source():
+    n = 100
+    rng = np.random.default_rng(0)
+    src = {"A": pd.DataFrame({"x": np.ones(n), "y": np.full(n, 2.0)}),
+           "B": pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n)})}
+    cfg = FusionConfig(batch_size=32, hidden=16, latent_dim=8)
+    m = FusionGAN(1, cfg, convergence=ConvergenceRule(every=1, rows=20), seed=0).fit(src)
+    assert len(m.convergence_) == 2 and m.learned_epoch_ is None
+
+
+@pytest.mark.parametrize("indices, generated_width, match", [
+    ([[0, 1], [0]], 3, "source 'B' has 2 columns but 1 indices"),
+    ([[0, 1], [0, -1]], 3, r"indices of source 'B' must be distinct column positions >= 0"),
+    ([[0, 1], [2, 2]], 3, r"indices of source 'B' must be distinct"),
+    ([[0, 1], [0, 5]], 3, r"generated records have 3 columns; source 'B' reads column 5"),
+])
+def test_indices_and_widths_are_checked(indices, generated_width, match):
+    train, hold = gaussian_sources()
+    with pytest.raises(InvalidInputError, match=match):
+        crit = HeldoutCriterion(train, hold, indices, ConvergenceRule(rows=50),
+                                names=["A", "B"])
+        crit.evaluate(np.zeros((60, generated_width)))
+
+
+def test_training_and_heldout_rows_must_be_tables_of_one_width():
+    train, hold = gaussian_sources()
+    with pytest.raises(InvalidInputError, match=r"source 'B': training rows have 2 columns, "
+                       r"held-out rows 3"):
+        HeldoutCriterion(train, [hold[0], np.zeros((300, 3))], [[0, 1], [0, 2]],
+                         names=["A", "B"])
+    with pytest.raises(InvalidInputError, match=r"source 'A': the training rows must be a "
+                       r"table \(n, columns\)"):
+        HeldoutCriterion([np.zeros(300), train[1]], hold, [[0, 1], [0, 2]], names=["A", "B"])

@@ -99,6 +99,15 @@ def test_sample_determinism():
     assert model.sample(50, seed=(3, "k")).shape == (50, 3)
 
 
+def test_sampling_more_rows_than_memory_holds_is_a_named_error():
+    """sample(10**12) raised numpy's raw MemoryError ("Unable to allocate 7.28 TiB")."""
+    model = HotDeckMatcher("random").fit(gaussian_sources(50))
+    with pytest.raises(InvalidInputError, match=r"sampling n=1,000,000,000,000 rows needs more "
+                       r"memory than this machine can give.*batches"):
+        model.sample(10**12)
+    assert model.sample(5).shape == (5, 3)  # the model is unharmed
+
+
 def test_recipient_and_donor_roles():
     model = HotDeckMatcher(recipient="B").fit(gaussian_sources(100))
     assert model.donor_ == "A" and list(model.fused_.columns) == ["x", "y", "z"]
