@@ -112,13 +112,6 @@ def test_an_installed_wheel_loads_its_data_and_runs_a_smoke_cell(wheel, tmp_path
     assert f"{cell}\t{shard}\tdone" in status
 
 
-# the fix belongs in fusionlib/compendium/recompute.py (owned by another change right now):
-# its --out default is Path(__file__).parents[2] / "book/executed", which in a wheel is
-# site-packages/book/executed; it should be the checkout's book/executed when run from one, else
-# ./book/executed (as fusionlib.compendium.cells.store.default_root does for shards). strict:
-# the day it is fixed this test passes, and the marker must go
-@pytest.mark.xfail(strict=True, reason="recompute.py looks for executed chapters under "
-                   "site-packages/book/executed when installed from a wheel")
 def test_the_installed_console_script_shows_a_claim_of_the_book_in_the_current_folder(
         wheel, tmp_path):
     """`fusionlib claims show` of an installed wheel reads the executed chapters of the folder

@@ -28,6 +28,14 @@ __all__ = ["locate", "row_text", "main"]
 REPO = Path(__file__).resolve().parents[2]
 
 
+def default_executed() -> Path:
+    """``book/executed`` of the checkout when fusionlib is used from one, else of the current
+    folder (an installed wheel: never a folder beside site-packages)."""
+    if (REPO / "pyproject.toml").is_file() and (REPO / "fusionlib").is_dir():
+        return REPO / "book" / "executed"
+    return Path.cwd() / "book" / "executed"
+
+
 def _claims(out: Path) -> pd.DataFrame:
     claims, files = collect_claims(out)
     if not files:
@@ -66,8 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fusionlib.compendium.recompute")
     parser.add_argument("action", choices=("locate", "show"))
     parser.add_argument("claim_id")
-    parser.add_argument("--out", type=Path, default=REPO / "book" / "executed")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the executed chapters (default: book/executed of the checkout, "
+                        "or of the current folder for an installed package)")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = default_executed()
     try:
         if args.action == "locate":
             print(locate(args.claim_id.strip(), args.out))
