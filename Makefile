@@ -44,7 +44,8 @@ MATHJAX_DIR := .cache/mathjax
 MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
 .PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells claim stability \
-	export-results import-results verify-results test-workflow
+	export-results import-results verify-results test-workflow install-bundles check-paper check-budget \
+	paper-plan paper-cells paper-gpu
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -87,10 +88,10 @@ $(WORKFLOW_STAMP): requirements-workflow.lock requirements-pip.lock
 
 workflow-env: $(WORKFLOW_STAMP)  ## Snakemake (requirements-workflow.lock) in .venv/workflow
 
-cells: check-scale env data workflow-env  ## compute the missing or stale cells at SCALE, JOBS at a time
+cells: check-scale env data workflow-env install-bundles  ## compute the missing or stale cells at SCALE, JOBS at a time
 	$(SNAKEMAKE) cells $(SMK_CONFIG)
 
-notebooks: check-scale env data workflow-env  ## the cells they need, then the notebooks that changed
+notebooks: check-scale env data workflow-env install-bundles  ## the cells they need, then the notebooks that changed
 	$(SNAKEMAKE) notebooks $(SMK_FORCE) $(SMK_CONFIG)
 
 $(MATHJAX_STAMP):
@@ -107,7 +108,7 @@ $(MATHJAX_STAMP):
 
 mathjax: $(MATHJAX_STAMP)  ## fetch the pinned MathJax 3 from npm once (the book serves it, offline)
 
-book: check-scale env data mathjax workflow-env  ## cells, changed notebooks, then the HTML (strict), JOBS at a time
+book: check-scale env data mathjax workflow-env install-bundles  ## cells, changed notebooks, then the HTML (strict), JOBS at a time
 	$(SNAKEMAKE) all $(SMK_FORCE) $(SMK_CONFIG)
 	@echo "book: $(CURDIR)/_build/html/index.html (scale $(SCALE))"
 
@@ -163,6 +164,35 @@ import-results: env  ## verify a bundle, refuse altered or stale shards, install
 verify-results: check-scale env data  ## recompute N (default 3) cells of SCALE installed from bundles here and compare
 	@printf '%s' '$(N)' | grep -Eqx '[1-9][0-9]*' || { echo "error: N=$(N) is not allowed; give how many cells to recompute (>= 1), e.g. N=3" >&2; exit 2; }
 	$(PY) -m fusionlib.compendium.cells verify --scale $(SCALE) -n $(N) $(if $(PICK),--pick-seed $(PICK))
+
+# Paper scale (fusionlib/compendium/paperplan.py; README "Paper scale: plan, compute, ship"): the
+# plan of every paper-scale cell, the most valuable missing cells within BUDGET minutes (CPU, or
+# the image cells on a CUDA device), each session shipped as a bundle in bundles/, which every
+# build installs first (once per bundle and code: stamps in results/bundles-installed)
+PAPER_EXPERIMENTS := $(shell sed -n '/^experiments:/,/^[^ -]/s/^  - //p' workflow/config.yaml)
+BUNDLES = $(sort $(wildcard bundles/*.tar.gz))
+
+# the values are read from the environment (make exports command-line variables to recipes), so
+# a quote in them cannot break the shell line; once checked they are plain words
+check-paper:
+	@printf '%s' "$${SEED-0}" | grep -Eqx '[0-9]+' || { echo "error: SEED=$${SEED-0} is not allowed; give an integer >= 0 (the root seed of every random stream), e.g. SEED=0" >&2; exit 2; }
+	@$(if $(ONLY),$(if $(and $(filter 1,$(words $(ONLY))),$(filter $(ONLY),$(PAPER_EXPERIMENTS))),true,echo "error: ONLY=$$ONLY is not allowed; use one of: $(PAPER_EXPERIMENTS)" >&2; exit 2),true)
+
+check-budget:
+	@test -n "$$BUDGET" || { echo "error: give the budget in minutes: BUDGET=<minutes>, e.g. BUDGET=60" >&2; exit 2; }
+	@{ printf '%s' "$$BUDGET" | grep -Eqx '[0-9]*[.]?[0-9]+' && awk -v b="$$BUDGET" 'BEGIN { exit !(b + 0 > 0) }'; } || { echo "error: BUDGET=$$BUDGET is not allowed; give a positive number of minutes, e.g. BUDGET=60" >&2; exit 2; }
+
+install-bundles: env  ## import each bundles/*.tar.gz once (verified; a refused one is named and the build goes on)
+	@$(if $(BUNDLES),$(PY) -m fusionlib.compendium.paperplan install-bundles $(foreach b,$(BUNDLES),'$(b)'),true)
+
+paper-plan: check-paper env  ## every paper-scale cell: core-minutes, GPU or not, shard here; totals per chapter (CALIBRATE=1)
+	$(PY) -m fusionlib.compendium.paperplan plan --seed $(SEED) $(if $(ONLY),--only $(ONLY)) $(if $(CALIBRATE),--calibrate)
+
+paper-cells: check-paper check-budget env data install-bundles  ## missing CPU paper cells within BUDGET=<minutes> (ONLY=<experiment>), then a bundle
+	$(PY) -m fusionlib.compendium.paperplan cells --budget $(BUDGET) --seed $(SEED) $(if $(ONLY),--only $(ONLY))
+
+paper-gpu: check-paper check-budget env data install-bundles  ## the image cells within BUDGET=<minutes> on a CUDA device, then a bundle
+	$(PY) -m fusionlib.compendium.paperplan gpu --budget $(BUDGET) --seed $(SEED) $(if $(ONLY),--only $(ONLY))
 
 # SCALE given on the command line or in the environment: every chapter must be labelled with it
 # CHECK_FLAGS: more options of tools/check_html.py, e.g. CHECK_FLAGS=--no-summary-check
