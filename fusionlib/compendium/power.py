@@ -1,0 +1,124 @@
+"""Power of the claims: would a planted fault have changed the verdict?
+
+A verdict is evidence only if it could have come out the other way. For every counted claim
+(kind ``result`` or ``theory``) this module re-decides the claim from the numbers in its row of
+the claims table, once as recorded and once with a **planted fault**, and says whether the
+verdict changes:
+
+* a comparison with the paper's value (the TOST rule of
+  :func:`~fusionlib.compendium.verdicts.compare`): the paper's value doubled (a wrong constant;
+  a paper value of 0 moves by three tolerances instead);
+* a direction (:func:`~fusionlib.compendium.verdicts.direction`, "A below B"): our estimate
+  negated, i.e. the two methods' labels swapped;
+* a claim decided by its own rule (``decision=``, e.g. a theory check with a certified bound):
+  the chapter names its fault and a test asserts that it flips (``faults``: claim id -> the
+  fault's text, e.g. :func:`fusionlib.ptgan.theory.planted.planted_faults`).
+
+The re-decision ignores the smoke scale's blanket "not comparable" (it asks whether the rule
+has power on these numbers), so at ``smoke`` the count checks the mechanism, not the papers.
+Claims without a computable fault (stated verdicts, binomial counts, text values, claims that
+did not run) are counted as "no planted fault".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+from fusionlib.compendium.verdicts import COUNTED_KINDS, Estimate, compare, direction
+
+__all__ = ["POWER_COLUMNS", "claim_power", "power_summary"]
+
+POWER_COLUMNS: tuple[str, ...] = ("claim_id", "rule", "fault", "verdict", "faulted", "flips")
+
+
+def _num(value: object) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def _estimate(value: float, se: object, n: object) -> Estimate:
+    s, k = _num(se), _num(n)
+    k = int(k) if k is not None and k >= 1 else None
+    if s is None:
+        return Estimate(value, None, n=k)
+    if s == 0 and (k is None or k <= 1):
+        return Estimate(value, 0.0, exact=True)
+    return Estimate(value, s, n=k)
+
+
+def _expect(row: Mapping) -> str | None:
+    """The sign a direction claim expects: from the paper's number, or '< 0' / '> 0' text."""
+    p = _num(row.get("paper"))
+    if p is not None and p != 0:
+        return "<0" if p < 0 else ">0"
+    text = f"{row.get('paper', '')} {row.get('quantity', '')}".replace(" ", "")
+    if "<0" in text:
+        return "<0"
+    if ">0" in text:
+        return ">0"
+    return None
+
+
+def _one(row: Mapping, faults: Mapping[str, str]) -> dict[str, object]:
+    cid, test = str(row["claim_id"]), str(row.get("test", ""))
+    out: dict[str, object] = dict(claim_id=cid, rule="", fault="", verdict="", faulted="",
+                                  flips=False)
+    if cid in faults:
+        return dict(out, rule="its own rule", fault=faults[cid], flips=True)
+    ours = _num(row.get("ours"))
+    if ours is None or str(row.get("stated", "")) == "True":
+        return out
+    mine = _estimate(ours, row.get("ours_se"), row.get("ours_n"))
+    is_direction = any(t in test for t in ("expected side", "on the other side",
+                                           "includes 0", "exact value: sign"))
+    is_compare = any(t in test for t in ("TOST", "interval of the gap", "exact values: |gap|"))
+    if is_direction:
+        expect = _expect(row)
+        if expect is None:
+            return out
+        before = direction(mine, expect).verdict
+        after = direction(Estimate(-mine.value, mine.se, n=mine.n, df=mine.df,
+                                   exact=mine.exact), expect).verdict
+        return dict(out, rule="direction", fault="the two methods swapped (estimate negated)",
+                    verdict=before, faulted=after, flips=before != after)
+    paper, tol = _num(row.get("paper")), _num(row.get("tolerance"))
+    if paper is None or tol is None or not is_compare:
+        return out
+    theirs = _estimate(paper, row.get("paper_se"), row.get("paper_n"))
+    moved = 2 * paper if paper != 0 else 3 * tol
+    before = compare(theirs, mine, tol).verdict
+    after = compare(Estimate(moved, theirs.se, n=theirs.n, df=theirs.df, exact=theirs.exact),
+                    mine, tol).verdict
+    what = "the paper's value doubled" if paper != 0 else "the paper's value moved by 3 tolerances"
+    return dict(out, rule="compare", fault=what, verdict=before, faulted=after,
+                flips=before != after)
+
+
+def claim_power(claims: pd.DataFrame, faults: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per counted claim of ``claims`` (a claims table): its rule, the planted fault,
+    the verdict its rule gives on the recorded numbers and with the fault, and ``flips``."""
+    faults = dict(faults or {})
+    if claims.empty:
+        return pd.DataFrame(columns=list(POWER_COLUMNS))
+    counted = claims[claims["kind"].isin(COUNTED_KINDS) & (claims["verdict"] != "not run")]
+    rows = [_one(r, faults) for r in counted.to_dict("records")]
+    return pd.DataFrame(rows, columns=list(POWER_COLUMNS))
+
+
+def power_summary(claims: pd.DataFrame, power: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: counted claims that ran, and how many have a planted fault that flips them."""
+    if power.empty:
+        return pd.DataFrame(columns=["seed_file", "counted claims run", "fault flips",
+                                     "share"])
+    merged = power.merge(claims[["claim_id", "seed_file"]].drop_duplicates("claim_id"),
+                         on="claim_id", how="left")
+    g = merged.groupby("seed_file")["flips"]
+    out = pd.DataFrame({"counted claims run": g.size(), "fault flips": g.sum()}).reset_index()
+    out["share"] = out["fault flips"] / out["counted claims run"]
+    return out
