@@ -1,7 +1,7 @@
 """The reproduction (forest) plot: each claim's gap to the paper against its tolerance.
 
-A claim compares the paper's value with ours within a tolerance (:mod:`fusionlib.compendium.
-verdicts`). :func:`forest_data` turns a claims frame (the columns of
+A claim compares the paper's value with ours within a tolerance
+(:mod:`fusionlib.compendium.verdicts`). :func:`forest_data` turns a claims frame (the columns of
 :class:`~fusionlib.compendium.claims.Claim`, all text, as ``claims.csv`` and ``Run.claims`` hold
 them) into one row per claim that can be drawn: the gap ``ours - paper``, its 95 % interval
 (Student's t with the degrees of freedom the verdicts use: ``n - 1`` per side with repetitions,
@@ -238,7 +238,7 @@ def forest_note(claims: pd.DataFrame, shown: pd.DataFrame, *, drawn: int | None 
 
 
 def forest_plot(data: pd.DataFrame, *, title: str = "", max_rows: int = 40,
-                width: float = 8.0, panel: str | None = None, headers: bool = True):
+                width: float = 7.0, panel: str | None = None, headers: bool = True):
     """Draw :func:`forest_data` rows: one line per claim, the gap in units of its tolerance
     with its 95 % interval, the band ``[-1, 1]`` shaded, coloured by verdict, grouped.
 
@@ -246,9 +246,9 @@ def forest_plot(data: pd.DataFrame, *, title: str = "", max_rows: int = 40,
     ``data`` that splits the rows into panels stacked vertically (one per value). ``headers``:
     each group opens with a line of its own that names it; else its name prefixes its first
     claim's label (fewer lines for many small groups). Returns
-    ``(fig, shown)``: the figure and the rows drawn. Text sizes follow the book's style
-    (13-point labels, 12-point legend at ``width`` = 8 inches, shown at about 1:1 on a laptop
-    screen)."""
+    ``(fig, shown)``: the figure and the rows drawn. At ``width`` = 7 inches the figure is
+    shown at about its drawn size in the book's text column on a laptop screen, so its
+    11-point claim labels, 12-point legend and 13-point axis text stay at that size."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -267,8 +267,7 @@ def forest_plot(data: pd.DataFrame, *, title: str = "", max_rows: int = 40,
         _draw_panel(ax, chunk, headers, clip)
         if name is not None:
             ax.set_title(str(name), loc="left", fontsize=13, fontweight="bold")
-    axes[-1, 0].set_xlabel("gap ours − paper, in tolerances (band: ±1 tolerance; "
-                           f"logarithmic beyond ±{LINEAR:g})")
+    axes[-1, 0].set_xlabel("ours − paper, in tolerances (log. beyond ±2)")
     present = [v for v in VERDICTS if v in set(data["verdict"])]
     handles = [Patch(color="#d9eedd", label="within the tolerance")]
     handles += [Line2D([], [], color=VERDICT_COLOURS.get(v, "#333"), marker="o", lw=2, label=v)
@@ -276,7 +275,7 @@ def forest_plot(data: pd.DataFrame, *, title: str = "", max_rows: int = 40,
     if data["low"].isna().any():
         handles.append(Line2D([], [], color="#333", marker="o", mfc="white", lw=0,
                               label="spread unknown (no interval)"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)),
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(2, len(handles)),
                fontsize=12, frameon=False)
     if title:
         fig.suptitle(title, fontsize=14, x=0.01, ha="left")
@@ -333,15 +332,16 @@ def _draw_panel(ax, chunk: pd.DataFrame, headers: bool, clip: float) -> None:
             bold.append(False)
             first = False
             y += 1
-    ax.set_yticks(ticks, labels, fontsize=12)
+    ax.set_yticks(ticks, labels, fontsize=11)
     for tick, b in zip(ax.get_yticklabels(), bold, strict=True):
         if b:
             tick.set_fontweight("bold")
     ax.set_ylim(y - 0.5, -0.5)
     ax.set_xlim(-clip * 1.05, clip * 1.05)
-    marks = [m for m in (1, 2, 10, 100) if m <= clip]
+    marks = [m for m in (1, 10, 100) if m <= clip]
     ax.set_xticks([-m for m in reversed(marks)] + [0] + marks,
-                  [f"−{m}" for m in reversed(marks)] + ["0"] + [str(m) for m in marks])
+                  [f"−{m}" for m in reversed(marks)] + ["0"] + [str(m) for m in marks],
+                  fontsize=12)
     ax.xaxis.set_minor_locator(_no_minor_ticks())
     ax.grid(axis="x", color="#eee", lw=0.6)
     ax.tick_params(axis="y", length=0)

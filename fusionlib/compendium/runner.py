@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from fusionlib.compendium.scales import SCALES, validate_scale
-from fusionlib.compendium.summary import dress_chapter, fold_code
+from fusionlib.compendium.summary import dress_chapter, dress_scorecard
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_json
 
@@ -168,8 +168,8 @@ def execute_notebook(path: Path, out_dir: Path, scale: str, params: dict | None 
         progress_bar=False, execution_timeout=timeout, report_mode=False,
     )
     hide_parameter_cells(executed)
-    if path.stem == SCORECARD:
-        fold_code(executed)
+    if path.stem == SCORECARD:  # no opening box; code folded, figures described
+        dress_scorecard(executed, partial)
     else:  # the answer first: the opening box from the chapter's claims, code folded
         dress_chapter(executed, path.stem, partial, scale)
     nbformat.write(executed, str(failed))

@@ -24,7 +24,8 @@ from fusionlib.compendium.verdicts import COUNTED_KINDS, VERDICTS
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["CHAPTERS", "SUMMARY_CLASS", "MARKS", "SCALE_MEANING", "load_chapters",
-           "chapter_summary", "insert_summary", "fold_code", "label_figures", "dress_chapter"]
+           "chapter_summary", "insert_summary", "fold_code", "label_figures", "dress_chapter",
+           "dress_scorecard"]
 
 CHAPTERS = Path(__file__).resolve().parent / "chapters.csv"
 #: the CSS class of the box (tools/check_html.py looks for it on every chapter page)
@@ -199,6 +200,14 @@ def dress_chapter(nb: Any, chapter: str, results: Path, scale: str) -> None:
     prov = Path(results) / "provenance.json"
     origin = json.loads(prov.read_text()).get("origin") if prov.is_file() else None
     insert_summary(nb, chapter_summary(chapter, claims, scale, origin=origin))
+    fold_code(nb)
+    fig_file = Path(results) / "figures.json"
+    label_figures(nb, json.loads(fig_file.read_text()) if fig_file.is_file() else {})
+
+
+def dress_scorecard(nb: Any, results: Path) -> None:
+    """The scorecard is itself the summary (no opening box): fold its code and give its figures
+    their alternative text (``results/figures.json``), as :func:`dress_chapter` does."""
     fold_code(nb)
     fig_file = Path(results) / "figures.json"
     label_figures(nb, json.loads(fig_file.read_text()) if fig_file.is_file() else {})

@@ -140,7 +140,8 @@ def test_plot_draws_a_row_per_claim_with_a_legend_readable_at_book_width():
     legend = fig.legends[0]
     assert min(t.get_fontsize() for t in legend.get_texts()) >= 9
     assert {"reproduced", "inconclusive"} <= {t.get_text() for t in legend.get_texts()}
-    assert fig.get_size_inches()[0] == 8.0
+    assert fig.get_size_inches()[0] == 7.0  # shown at about its drawn size in the book
+    assert min(t.get_fontsize() for t in ax.get_yticklabels()) >= 9
     import matplotlib.pyplot as plt
 
     plt.close(fig)
