@@ -513,3 +513,11 @@ def test_an_abbreviation_before_any_link_to_the_glossary_is_a_warning():
     assert "with no link" in warn("<p>MP wins.</p>")[0]  # the sidebar's link does not count
     assert warn("<p>MPs, <code>MP</code>, TVD, S-MP.</p>") == []  # whole words in prose only
     assert warn("<p>1-TVD</p>") != [] and warn("<p>X-1-TVD-ish</p>") == []
+
+
+def test_the_browser_scripts_hold_no_control_characters():
+    # a "\b" in a Python string is a backspace: the verdict column's regular expression in the
+    # page script then matched nothing and every table read as having no verdict column
+    for script in (check_html._PAGE_STATE, check_html._STICKING_OUT, check_html._HEIGHT):
+        assert not any(ord(c) < 32 and c not in "\n\t" for c in script)
+    assert r"/\bverdict\b/i" in check_html._PAGE_STATE

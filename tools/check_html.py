@@ -210,7 +210,7 @@ _PAGE_STATE = """(async () => {
     // where the verdict column begins, from the table's left edge (the start of its scroll box)
     let verdict_left = null;
     for (const th of t.querySelectorAll("thead th, tr:first-child th")) {
-      if (/\bverdict\b/i.test(th.textContent)) {
+      if (/\\bverdict\\b/i.test(th.textContent)) {
         verdict_left = th.getBoundingClientRect().left - t.getBoundingClientRect().left;
         break;
       }
