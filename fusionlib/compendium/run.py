@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fusionlib.compendium.claims import Claim, claims_frame, make_claim
@@ -42,6 +43,15 @@ class Link:
 
     def html(self) -> str:
         return f'<a href="{html.escape(self.href)}">{html.escape(self.text)}</a>'
+
+
+def _float_cell(value: float, digits: int) -> str:
+    """A float as the table shows it, infinity as ``∞`` / ``−∞`` (not ``inf``)."""
+    if value != value:
+        return "–"
+    if np.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    return f"{value:.{digits}f}"
 
 
 def _link_cell(value: object) -> str:
@@ -211,6 +221,9 @@ class Run:
         for i in range(df.shape[1]):  # cells that link to evidence (Link, tuples of them)
             if df.iloc[:, i].map(lambda v: isinstance(v, (Link, tuple))).any():
                 styler = styler.format(_link_cell, subset=[df.columns[i]])
+            elif df.iloc[:, i].dtype.kind == "f" and np.isinf(df.iloc[:, i]).any():
+                styler = styler.format(lambda v: _float_cell(v, digits),
+                                       subset=[df.columns[i]])  # infinity as ∞, not inf
         styler = styler.format_index(precision=digits, escape="html", axis=0)
         styler = styler.format_index(precision=digits, escape="html", axis=1)
         if not index:
@@ -344,7 +357,7 @@ WIDE_COLUMNS = 8
 #: the words that make a column decisive, in the order they come after the label column
 DECISIVE_WORDS: tuple[str, ...] = ("verdict", "ours", "paper")
 #: at most this many leading text columns label the rows (data set, method, metric)
-LABEL_COLUMNS = 3
+LABEL_COLUMNS = 4
 
 
 def decisive_first(df: pd.DataFrame, *, index: bool = False) -> pd.DataFrame:

@@ -78,3 +78,12 @@ def test_leading_text_columns_label_the_rows_and_stay_in_front():
                        "RF paper": [0.2], "RF ours": [0.3], "verdict": ["differs"]})
     assert list(decisive_first(df).columns) == ["dataset", "method", "verdict", "RF paper",
                                                 "RF ours", "threshold"]
+
+
+def test_infinity_shows_as_its_sign_not_inf(tmp_path):
+    run = Run("t", scale="cpu", seed=0, results_dir=tmp_path)
+    df = pd.DataFrame({"sigma": ["0", "1", "2"], "epsilon": [float("inf"), 3.25, float("nan")],
+                       "low": [-float("inf"), 0.5, 1.0]})
+    text = run.table(df, "T").to_html()
+    assert ">∞<" in text and ">−∞<" in text and ">inf<" not in text
+    assert ">3.250<" in text and ">–<" in text and ">0.500<" in text
