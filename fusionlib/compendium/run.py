@@ -54,11 +54,24 @@ def _float_cell(value: float, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+def _is_links(value: object) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(isinstance(v, Link) for v in value)
+
+
+def _cell_text(value: object) -> str:
+    """What a reader reads in a cell of text or links (for its alignment and width)."""
+    if isinstance(value, Link):
+        return value.text
+    if _is_links(value):
+        return " · ".join(v.text for v in value)  # type: ignore[union-attr]
+    return str(value)
+
+
 def _link_cell(value: object) -> str:
     if isinstance(value, Link):
         return value.html()
-    if isinstance(value, tuple) and value and all(isinstance(v, Link) for v in value):
-        return " · ".join(v.html() for v in value)
+    if _is_links(value):
+        return " · ".join(v.html() for v in value)  # type: ignore[union-attr]
     if value is None or (isinstance(value, float) and value != value) or value == ():
         return "–"
     return html.escape(str(value))
@@ -242,7 +255,8 @@ class Run:
                            "props": "text-align: left; white-space: nowrap;"})
             styles.append({"selector": "th.index_name", "props": "text-align: left;"})
         for i in range(df.shape[1]):  # by position: column labels need not be unique
-            texts = [v for v in df.iloc[:, i] if isinstance(v, str)]
+            texts = [_cell_text(v) for v in df.iloc[:, i]
+                     if isinstance(v, (str, Link)) or _is_links(v)]  # links read as text
             if texts:
                 longest = max(map(len, texts))
                 if not any(" " in t for t in texts) and longest <= 48:  # ids: one line

@@ -87,3 +87,12 @@ def test_infinity_shows_as_its_sign_not_inf(tmp_path):
     text = run.table(df, "T").to_html()
     assert ">∞<" in text and ">−∞<" in text and ">inf<" not in text
     assert ">3.250<" in text and ">–<" in text and ">0.500<" in text
+
+
+def test_a_column_of_links_is_aligned_as_text(tmp_path):
+    run = Run("t", scale="cpu", seed=0, results_dir=tmp_path)
+    df = pd.DataFrame({"n": [1, 2], "evidence": [
+        (Link("its 9 key claims", "#c"), Link("FusionGAN: the technical appendix: what we found",
+                                              "fusiongan.html#what-we-found")), "–"]})
+    text = run.table(df, "T").to_html()
+    assert "td.col1 {\n  text-align: left;\n  min-width: 12em;" in text
