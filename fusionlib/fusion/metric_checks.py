@@ -70,7 +70,7 @@ def mmd_by_scale(real: object, synthetic: object, factors: Sequence[float], *,
 
     The median of the pooled distances scales with ``a``, so ``gamma |x - y|^2`` and every
     kernel value are unchanged: the values agree up to rounding (and, beyond
-    :data:`fusionlib.metrics.mmd.DEFAULT_MAX_PAIRS` pairs, the same subsample of pairs, drawn
+    ``fusionlib.metrics.mmd.DEFAULT_MAX_PAIRS`` pairs, the same subsample of pairs, drawn
     from ``seed``, is used at every factor).
 
     Returns

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _claims():
     return claims_frame([
-        make_claim("001-T3-rank-adult-rf", "001", "Table 3", "q", "<0", -0.02, scale="cpu",
+        make_claim("001-T3-pooled-adult-nd-rf", "001", "Table 3", "q", "<0", -0.02, scale="cpu",
                    experiment="ptgan_tabular", expect="<0", exact="a hand-made value"),
         make_claim("001-T3-adult-x", "001", "Table 3", "q", 0.1, 0.5, scale="cpu",
                    experiment="ptgan_tabular", tolerance=0.01,
@@ -140,7 +140,7 @@ def test_the_box_says_where_the_numbers_came_from(tmp_path):
     assert chapter_experiments("ptgan_tabular", tmp_path / "absent.yaml") == []
     assert origin_line("data", "smoke") is None  # reads no cells
     line = origin_line("ptgan_tabular", "smoke", root=tmp_path)
-    assert line.startswith("Results at scale smoke: 0 of 4 cells")
+    assert line.startswith("Results at scale smoke: 0 of 5 cells")  # the smoke grid's 5
 
 
 def test_dress_chapter_reads_the_origin_that_the_run_recorded(tmp_path):
