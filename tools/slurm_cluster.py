@@ -83,6 +83,12 @@ def mariadb_log_says_ready(log: str) -> bool:
     return MARIADB_READY in log
 
 
+def mariadb_log_says_listening(log: str, port: int) -> bool:
+    """Whether a MariaDB error log says it created its TCP socket on 127.0.0.1:``port``
+    ("Server socket created on IP: '127.0.0.1', port: '<port>'.")."""
+    return f"IP: '127.0.0.1', port: '{port}'" in log
+
+
 def mariadb_admin() -> str | None:
     """MariaDB's admin client (``mariadb-admin``, formerly ``mysqladmin``), or None."""
     for name in ("mariadb-admin", "mysqladmin"):
@@ -260,9 +266,19 @@ class Cluster:
             f"--log-error={self.base / 'log' / 'mariadb.log'}"])
         self._wait("MariaDB to answer on its socket", self._mariadb_ready,
                    why=self._mariadb_state)
-        # slurmdbd connects over TCP: the server that answers on its socket must listen there too
-        self._wait(f"MariaDB to listen on 127.0.0.1:{self.ports['db']} (it answers on its "
-                   "socket)", lambda: self._listening(self.ports["db"]), timeout=30.0)
+        # slurmdbd connects over TCP: the server that answers on its socket must listen there too.
+        # A probe of the port, or MariaDB's own log line saying it created that TCP socket (a
+        # probe has been seen to miss a port the server had bound, under load)
+        port = self.ports["db"]
+
+        def tcp_ready() -> bool:
+            log = self.base / "log" / "mariadb.log"
+            said = log.is_file() and mariadb_log_says_listening(
+                log.read_text(errors="replace"), port)
+            return said or self._listening(port)
+
+        self._wait(f"MariaDB to listen on 127.0.0.1:{port} (it answers on its socket)",
+                   tcp_ready, timeout=30.0)
 
     @property
     def mariadb_socket(self) -> Path:

@@ -129,3 +129,11 @@ def test_the_ping_is_on_the_socket_as_root_without_option_files(harness, tmp_pat
     argv = record.read_text().splitlines()
     assert argv[0] == "--no-defaults" and argv[-1] == "ping"
     assert f"--socket={c.base / 'run' / 'mysql.sock'}" in argv and "--protocol=socket" in argv
+
+
+def test_mariadb_log_line_of_its_tcp_socket_is_read_for_that_port_only(harness):
+    log = ("2026-11-28  3:29:59 0 [Note] Server socket created on IP: '127.0.0.1', "
+           "port: '49139'.\n2026-11-28  3:29:59 0 [Note] mariadbd: ready for connections.\n")
+    assert harness.mariadb_log_says_listening(log, 49139)
+    assert not harness.mariadb_log_says_listening(log, 49140)
+    assert not harness.mariadb_log_says_listening("ready for connections", 49139)
