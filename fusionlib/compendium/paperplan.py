@@ -1287,13 +1287,10 @@ def _load() -> list[float] | None:
 
 
 def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            if line.startswith("model name") and ":" in line:
-                return " ".join(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+    """The processor's model name: the one the shards record (cells.shardfile)."""
+    from fusionlib.compendium.cells.shardfile import _cpu
+
+    return _cpu()
 
 
 #: what the README measured with one job (cpu scale, code of fa16227): seconds
