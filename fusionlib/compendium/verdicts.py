@@ -79,6 +79,7 @@ from fusionlib.errors import InvalidInputError
 __all__ = [
     "VERDICTS", "DECIDED", "KINDS", "COUNTED_KINDS", "LEVEL", "Estimate", "Decision",
     "as_estimate", "compare", "direction", "categorical", "binomial", "fixed", "smoke_verdict",
+    "across_readings",
 ]
 
 #: the five verdicts, in the order tables show them
@@ -546,6 +547,50 @@ def fixed(verdict: str, reason: str = "", test: str = "stated") -> Decision:
     if verdict != "reproduced" and not reason.strip():
         raise InvalidInputError(f"a '{verdict}' verdict needs a reason (scale, data, ambiguity)")
     return Decision(verdict, reason, test, stated=True)
+
+
+def across_readings(readings: Sequence[tuple[str, str]], *, wanted: int | None = None
+                    ) -> Decision:
+    """One verdict for a statement tested under each reading of a choice the paper leaves
+    unstated (``readings``: ``(reading, verdict)`` pairs, our default first).
+
+    The paper's number comes from one reading we cannot know, so the readings decide together
+    and symmetrically: "differs" only when every reading computed differs, "reproduced" only
+    when every one reproduces; when one reading reproduces and another differs the statement
+    depends on the unstated choice ("inconclusive", naming both sides), and any other mix is
+    "inconclusive" (a reading that could not decide might be the paper's). A
+    reading that was not computed does not vote, but while any is missing the readings cannot
+    agree: a "reproduced" or "differs" on part of them reads "not run" ("partly decided (k of
+    n readings)"), since the missing one could be the paper's; ``wanted`` raises n above the
+    readings given."""
+    if not readings:
+        raise InvalidInputError("across_readings needs at least one (reading, verdict) pair")
+    bad = sorted({v for _, v in readings} - set(VERDICTS))
+    if bad:
+        raise InvalidInputError(f"unknown verdicts {bad}; allowed: {', '.join(VERDICTS)}")
+    ran = [(r, v) for r, v in readings if v != "not run"]
+    total = max(len(readings), wanted or 0)
+    test = f"the verdicts under {total} readings of an unstated choice, taken together"
+    if not ran:
+        return Decision("not run", "no reading was computed", test)
+    rep = [r for r, v in ran if v == "reproduced"]
+    dif = [r for r, v in ran if v == "differs"]
+    listing = "; ".join(f"{r}: {v}" for r, v in ran)
+    part = (f" ({len(ran)} of {total} readings computed)" if len(ran) < total else "")
+    if rep and dif:
+        return Decision("inconclusive", f"depends on the unstated choice: reproduced under "
+                        f"{', '.join(rep)}, differs under {', '.join(dif)}{part}", test)
+    for agreed, name in ((dif, "differs"), (rep, "reproduced")):
+        if agreed and len(agreed) == len(ran):
+            if len(ran) < total:
+                return Decision("not run", f"partly decided ({len(ran)} of {total} readings): "
+                                f"{name} under every reading computed ({listing}), but "
+                                f"{total - len(ran)} did not run and could be the paper's",
+                                test)
+            return Decision(name, f"{name} under every reading ({listing})", test)
+    if all(v == "not comparable" for _, v in ran):
+        return Decision("not comparable", f"no reading is comparable ({listing})", test)
+    return Decision("inconclusive", f"the readings do not agree ({listing}){part}", test)
 
 
 def smoke_verdict(decision: Decision, kind: str) -> Decision:

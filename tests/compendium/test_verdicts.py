@@ -10,6 +10,7 @@ from scipy import stats
 
 from fusionlib.compendium.verdicts import (
     Estimate,
+    across_readings,
     binomial,
     categorical,
     compare,
@@ -347,3 +348,45 @@ def test_direction_could_go_the_other_way():
     b = np.array([0.40, 0.41, 0.38, 0.42, 0.40])
     assert direction(Estimate.from_sample(a - b), "<0").verdict == "reproduced"
     assert direction(Estimate.from_sample(b - a), "<0").verdict == "differs"
+
+
+# --- across_readings: a statement under each reading of an unstated choice -----------------------
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (["reproduced", "reproduced", "reproduced"], "reproduced"),
+    (["differs", "differs", "differs"], "differs"),
+    (["differs", "reproduced", "differs"], "inconclusive"),     # depends on the choice
+    (["differs", "inconclusive", "differs"], "inconclusive"),   # a reading could not decide
+    (["reproduced", "inconclusive"], "inconclusive"),
+    (["not comparable", "not comparable"], "not comparable"),
+    (["differs", "not run", "not run"], "not run"),             # partly decided: either way
+    (["reproduced", "not run"], "not run"),
+    (["differs", "reproduced", "not run"], "inconclusive"),     # already depends on the choice
+    (["not run", "not run"], "not run"),
+])
+def test_across_readings_decides_symmetrically(verdicts, expected):
+    d = across_readings([(f"r{i}", v) for i, v in enumerate(verdicts)])
+    assert d.verdict == expected and d.reason and not d.stated
+
+
+def test_across_readings_names_both_sides_and_missing_readings():
+    d = across_readings([("tau=0.2", "differs"), ("tau=1", "reproduced"), ("bn", "not run")])
+    assert "reproduced under tau=1" in d.reason and "differs under tau=0.2" in d.reason
+    assert "2 of 3 readings computed" in d.reason
+
+
+def test_across_readings_could_go_the_other_way():
+    # planted fault: the two methods swapped in every reading flips a decided verdict
+    swap = {"reproduced": "differs", "differs": "reproduced"}
+    for vs in (["reproduced"] * 3, ["differs"] * 3):
+        before = across_readings([(str(i), v) for i, v in enumerate(vs)]).verdict
+        after = across_readings([(str(i), swap[v]) for i, v in enumerate(vs)]).verdict
+        assert before != after
+
+
+def test_across_readings_refuses_bad_input():
+    with pytest.raises(InvalidInputError, match="at least one"):
+        across_readings([])
+    with pytest.raises(InvalidInputError, match="unknown verdicts"):
+        across_readings([("a", "maybe")])

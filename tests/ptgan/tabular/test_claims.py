@@ -15,6 +15,7 @@ from fusionlib.ptgan.tabular.claims import (
     paper_side,
     protocol_not_comparable,
     ranking_claims,
+    readings_claims,
     shown,
 )
 from fusionlib.ptgan.tabular.report import COLUMNS, s_t_summary
@@ -85,3 +86,53 @@ def test_ranking_claims_by_hand(tmp_path):
     p = all_paper[(all_paper.dataset == "adult") & (all_paper.method.isin(["pt+cp", "mp-1"]))
                   & (all_paper.discrepancy == "nd")].set_index("method")
     assert adult.iloc[0]["paper"] == round(p.loc["pt+cp", "RF"] - p.loc["mp-1", "RF"], 3)
+
+
+def _pooled(verdict: str) -> pd.DataFrame:
+    return pd.DataFrame([dict(classifier=col, seed="pooled", verdict=verdict)
+                         for col in COLUMNS.values()])
+
+
+def _sens(verdicts: dict[str, str]) -> pd.DataFrame:
+    return pd.DataFrame([dict(variant=v, classifier=c, verdict=x)
+                         for v, x in verdicts.items() for c in COLUMNS],
+                        columns=["variant", "classifier", "verdict"])
+
+
+@pytest.mark.parametrize("pooled, sens, expected", [
+    # our reading differs, tau = 1 reproduces: the ordering depends on the unstated choice
+    ("differs", {"tau=1": "reproduced"}, "inconclusive"),
+    # every reading computed differs
+    ("differs", {"tau=0.5": "differs", "tau=1": "differs", "bn=batch": "differs"}, "differs"),
+    # our reading differs, the others not computed: partly decided (a missing reading could
+    # be the paper's)
+    ("differs", {}, "not run"),
+    # every reading reproduces
+    ("reproduced", {"tau=0.5": "reproduced", "tau=1": "reproduced", "bn=batch": "reproduced"},
+     "reproduced"),
+    # reproduced on ours alone cannot confirm it while other readings are missing
+    ("reproduced", {}, "not run"),
+    # the 45,222-row Adult is not a reading: its verdict does not vote
+    ("differs", {"data=uci-complete": "reproduced", "tau=0.5": "differs", "tau=1": "differs",
+                 "bn=batch": "differs"}, "differs"),
+])
+def test_readings_claims_decide_over_the_unstated_choices(tmp_path, pooled, sens, expected):
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    out = readings_claims(run, _pooled(pooled), _sens(sens))
+    assert (out["combined"] == expected).all(), out
+    claims = run.claims.set_index("claim_id")
+    row = claims.loc["001-T3-readings-adult-nd-rf"]
+    assert row["verdict"] == expected and row["kind"] == "result"
+    if expected == "inconclusive":
+        assert "depends on the unstated choice" in row["reason"]
+
+
+def test_readings_claims_flip_when_the_methods_are_swapped(tmp_path):
+    # planted fault: PT+CP and MP swapped in every reading turns differs into reproduced
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    all_differ = {"tau=0.5": "differs", "tau=1": "differs", "bn=batch": "differs"}
+    swapped = {k: "reproduced" for k in all_differ}
+    assert (readings_claims(run, _pooled("differs"), _sens(all_differ)).combined
+            == "differs").all()
+    assert (readings_claims(run, _pooled("reproduced"), _sens(swapped)).combined
+            == "reproduced").all()
