@@ -14,6 +14,11 @@ verdict changes:
   the chapter names its fault and a test asserts that it flips (``faults``: claim id -> the
   fault's text, e.g. :func:`fusionlib.ptgan.theory.planted.planted_faults`).
 
+Every paper package keeps a registry of its theory claims' faults (``planted.py`` beside the
+chapter's code, each with a ``planted_faults()`` table); :class:`Planted` is the entry they
+share, :func:`planted_table` the table, and :func:`fault_texts` joins the tables for
+:func:`claim_power` (this module imports no paper package: the notebook hands the tables in).
+
 The re-decision ignores the smoke scale's blanket "not comparable" (it asks whether the rule
 has power on these numbers), so at ``smoke`` the count checks the mechanism, not the papers.
 Claims without a computable fault (stated verdicts, binomial counts, text values, claims that
@@ -23,15 +28,81 @@ did not run) are counted as "no planted fault".
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import pandas as pd
 
-from fusionlib.compendium.verdicts import COUNTED_KINDS, Estimate, compare, direction
+from fusionlib.compendium.verdicts import COUNTED_KINDS, Decision, Estimate, compare, direction
+from fusionlib.errors import InvalidInputError
 
-__all__ = ["POWER_COLUMNS", "claim_power", "power_summary"]
+__all__ = ["POWER_COLUMNS", "PLANTED_COLUMNS", "Planted", "claim_power", "fault_texts",
+           "planted_context", "planted_table", "power_summary"]
 
 POWER_COLUMNS: tuple[str, ...] = ("claim_id", "rule", "fault", "verdict", "faulted", "flips")
+#: the columns of every registry's ``planted_faults()`` table
+PLANTED_COLUMNS: tuple[str, ...] = ("claim_id", "kind", "hypothesis", "instance", "fault")
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One claim of a chapter and its planted fault.
+
+    ``kind`` is ``"theory"`` (counted; ``honest`` and ``faulted`` build the two decisions of its
+    planted-fault test: the claim's rule on an instance where the statement holds, and on one
+    where its hypothesis is broken or its constant is off) or ``"implementation"`` (shown, never
+    counted; ``fault`` says why no honest fault could flip it, and both callables are ``None``).
+    """
+
+    claim_id: str
+    kind: str
+    hypothesis: str
+    instance: str
+    fault: str
+    honest: Callable[[], Decision] | None = None
+    faulted: Callable[[], Decision] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("theory", "implementation"):
+            raise InvalidInputError(f"{self.claim_id}: kind must be 'theory' or "
+                                    f"'implementation', got {self.kind!r}")
+        builds = (self.honest is not None, self.faulted is not None)
+        if builds != ((self.kind == "theory"),) * 2:
+            raise InvalidInputError(f"{self.claim_id}: a theory entry needs honest and faulted "
+                                    "builders, an implementation entry neither")
+
+
+def planted_table(entries: Iterable[Planted]) -> pd.DataFrame:
+    """One row per entry with :data:`PLANTED_COLUMNS` (duplicate claim ids are an error)."""
+    rows = [{c: getattr(p, c) for c in PLANTED_COLUMNS} for p in entries]
+    out = pd.DataFrame(rows, columns=list(PLANTED_COLUMNS))
+    dup = out["claim_id"][out["claim_id"].duplicated()]
+    if len(dup):
+        raise InvalidInputError(f"claim ids entered twice: {', '.join(sorted(set(dup)))}")
+    return out
+
+
+def planted_context(entry: Planted) -> str:
+    """The text a claim's reason carries: its hypothesis, instance and planted fault (theory),
+    or why it is an implementation check."""
+    if entry.kind == "theory":
+        return (f"hypothesis: {entry.hypothesis}; instance: {entry.instance}; planted fault it "
+                f"catches: {entry.fault}")
+    return f"implementation check ({entry.hypothesis}): {entry.fault}"
+
+
+def fault_texts(*tables: pd.DataFrame) -> dict[str, str]:
+    """Claim id -> fault text of the ``theory`` rows of every registry table (the ``faults``
+    of :func:`claim_power`); implementation rows are left out (they name why none flips
+    them). A claim id in two registries is an error."""
+    out: dict[str, str] = {}
+    for table in tables:
+        theory = table[table["kind"] == "theory"]
+        for cid, text in zip(theory["claim_id"], theory["fault"], strict=True):
+            if cid in out:
+                raise InvalidInputError(f"claim {cid!r} has a planted fault in two registries")
+            out[str(cid)] = str(text)
+    return out
 
 
 def _num(value: object) -> float | None:

@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
+from fusionlib.compendium.verdicts import Estimate
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import Seed, numpy_rng
 
-__all__ = ["objective", "numerical_minimiser", "split_study"]
+__all__ = ["objective", "numerical_minimiser", "split_study", "average_advantage"]
 
 
 def objective(p: np.ndarray, p1: np.ndarray, p2: np.ndarray) -> float:
@@ -60,13 +61,17 @@ def _halves(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.ndarr
     return order[:m], order[m:2 * m]
 
 
-def numerical_minimiser(column: pd.Series, *, fraction: float = 0.35, seed: Seed = 0
-                        ) -> dict[str, float]:
+def numerical_minimiser(column: pd.Series, *, fraction: float = 0.35, seed: Seed = 0,
+                        weight: float = 0.5) -> dict[str, float]:
     """Minimise eq. (10) numerically for the marginals of two disjoint random samples.
 
-    Returns ``max_abs_diff`` (minimiser vs average), the objective at the minimiser, at the
-    average and at each marginal, and the largest gap between the two marginals.
+    Returns ``max_abs_diff`` (minimiser vs the combination ``weight p1 + (1 - weight) p2``;
+    eq. 12's average at the default 1/2, another weight is a planted fault), the objective at
+    the minimiser, at the average and at each marginal, and the largest gap between the two
+    marginals.
     """
+    if not 0.0 <= weight <= 1.0:
+        raise InvalidInputError(f"weight must lie in [0, 1], got {weight!r}")
     codes, k = _codes(column)
     a, b = _halves(len(codes), fraction, numpy_rng(seed, "a1-minimiser"))
     p1, p2 = _marginals(codes, k, a, b)
@@ -78,7 +83,9 @@ def numerical_minimiser(column: pd.Series, *, fraction: float = 0.35, seed: Seed
     res = minimize(f, np.zeros(k), method="BFGS", options={"gtol": 1e-12, "maxiter": 10_000})
     e = np.exp(res.x - res.x.max())
     p_opt, avg = e / e.sum(), (p1 + p2) / 2
-    return {"max_abs_diff": float(np.abs(p_opt - avg).max()), "objective_minimiser": res.fun,
+    combination = weight * p1 + (1.0 - weight) * p2
+    return {"max_abs_diff": float(np.abs(p_opt - combination).max()),
+            "objective_minimiser": res.fun,
             "objective_average": objective(avg, p1, p2),
             "objective_first": objective(p1, p1, p2), "objective_second": objective(p2, p1, p2),
             "marginal_gap": float(np.abs(p1 - p2).max()), "categories": k}
@@ -91,23 +98,49 @@ def _kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
         return (p[mask] * (np.log(p[mask]) - np.log(q[:, mask]))).sum(axis=1)
 
 
+def _biased(codes: np.ndarray, fraction: float, bias: float, rng: np.random.Generator
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Two disjoint samples; the second draws a row of the first category ``bias`` times as
+    likely as any other row (a second table that over-represents it)."""
+    a, _ = _halves(len(codes), fraction, rng)
+    rest = np.setdiff1d(np.arange(len(codes)), a)
+    w = np.where(codes[rest] == 0, bias, 1.0)
+    return a, rng.choice(rest, size=len(a), replace=False, p=w / w.sum())
+
+
 def split_study(column: pd.Series, *, n_splits: int = 200, fraction: float = 0.35,
-                seed: Seed = 0) -> pd.DataFrame:
+                seed: Seed = 0, bias: float = 1.0) -> pd.DataFrame:
     """Errors ``KL(p_true || p_hat)`` of the two marginals and their average over random splits.
 
     Each split draws two disjoint samples of ``fraction`` of the rows (the protocol's tables
     are 35 % each when the 70 % training rows are halved); ``p_true`` is the marginal of all
-    rows. Columns: ``split``, ``p1`` and ``p2`` (each sample's marginal), ``average``.
+    rows. ``bias`` (default 1: both samples from the same rows, Appendix A.1's hypothesis; any
+    other value is a planted fault) makes the second sample draw a row of the first category
+    ``bias`` times as likely as any other. Columns: ``split``, ``p1`` and ``p2`` (each
+    sample's marginal), ``average``.
     """
     if not (isinstance(n_splits, int) and n_splits >= 2):
         raise InvalidInputError(f"n_splits must be an int >= 2, got {n_splits!r}")
+    if not (isinstance(bias, (int, float)) and bias > 0):
+        raise InvalidInputError(f"bias must be a number > 0, got {bias!r}")
     codes, k = _codes(column)
     truth = np.bincount(codes, minlength=k) / len(codes)
     rng = numpy_rng(seed, "a1-splits")
     est = np.empty((n_splits, 3, k))
     for s in range(n_splits):
-        p1, p2 = _marginals(codes, k, *_halves(len(codes), fraction, rng))
+        rows = (_halves(len(codes), fraction, rng) if bias == 1.0
+                else _biased(codes, fraction, float(bias), rng))
+        p1, p2 = _marginals(codes, k, *rows)
         est[s] = (p1, p2, (p1 + p2) / 2)
     errors = {name: _kl(truth, est[:, i]) for i, name in enumerate(("p1", "p2",
                                                                    "average"))}
     return pd.DataFrame({"split": np.arange(n_splits), **errors})
+
+
+def average_advantage(study: pd.DataFrame) -> tuple[Estimate, str]:
+    """The mean over splits of ``KL(p_true || average)`` minus that of the single marginal with
+    the smaller mean error (the harder comparison for the average), with its standard error
+    over the splits, and that marginal's column name (``study``: rows of
+    :func:`split_study`). Negative: the average beats both marginals."""
+    best = max(("p1", "p2"), key=lambda c: (study["average"] - study[c]).mean())
+    return Estimate.from_sample((study["average"] - study[best]).to_numpy()), best
