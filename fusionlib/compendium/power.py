@@ -10,6 +10,9 @@ verdict changes:
   a paper value of 0 moves by three tolerances instead);
 * a direction (:func:`~fusionlib.compendium.verdicts.direction`, "A below B"): our estimate
   negated, i.e. the two methods' labels swapped;
+* a claim decided over the readings of an unstated choice
+  (:func:`~fusionlib.compendium.verdicts.across_readings`): the two methods swapped under every
+  reading (each reading's "reproduced" and "differs" exchanged);
 * a claim decided by its own rule (``decision=``, e.g. a theory check with a certified bound):
   the chapter names its fault and a test asserts that it flips (``faults``: claim id -> the
   fault's text, e.g. :func:`fusionlib.ptgan.theory.planted.planted_faults`).
@@ -33,7 +36,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fusionlib.compendium.verdicts import COUNTED_KINDS, Decision, Estimate, compare, direction
+from fusionlib.compendium.verdicts import (
+    COUNTED_KINDS,
+    VERDICTS,
+    Decision,
+    Estimate,
+    across_readings,
+    compare,
+    direction,
+)
 from fusionlib.errors import InvalidInputError
 
 __all__ = ["POWER_COLUMNS", "PLANTED_COLUMNS", "Planted", "claim_power", "fault_texts",
@@ -136,12 +147,45 @@ def _expect(row: Mapping) -> str | None:
     return None
 
 
+#: how :func:`~fusionlib.compendium.verdicts.across_readings` names its test
+READINGS_TEST = "the verdicts under "
+_SWAP = {"reproduced": "differs", "differs": "reproduced"}
+
+
+def parse_readings(text: object) -> list[tuple[str, str]] | None:
+    """``"reading a: differs; reading b: not run"`` (the ``ours`` of a claim decided by
+    :func:`~fusionlib.compendium.verdicts.across_readings`) -> ``[(reading, verdict), ...]``;
+    None when the text is not such a list."""
+    pairs = []
+    for part in str(text).split("; "):
+        name, sep, verdict = part.rpartition(": ")
+        if not sep or not name or verdict not in VERDICTS:
+            return None
+        pairs.append((name, verdict))
+    return pairs or None
+
+
+def _readings(row: Mapping, out: dict[str, object]) -> dict[str, object]:
+    """A claim decided over the readings of an unstated choice: re-decided with the two
+    methods swapped under every reading (each reading's reproduced <-> differs)."""
+    pairs = parse_readings(row.get("ours"))
+    if pairs is None:
+        return out
+    before = across_readings(pairs).verdict
+    after = across_readings([(r, _SWAP.get(v, v)) for r, v in pairs]).verdict
+    return dict(out, rule="across readings",
+                fault="the two methods swapped under every reading", verdict=before,
+                faulted=after, flips=before != after)
+
+
 def _one(row: Mapping, faults: Mapping[str, str]) -> dict[str, object]:
     cid, test = str(row["claim_id"]), str(row.get("test", ""))
     out: dict[str, object] = dict(claim_id=cid, rule="", fault="", verdict="", faulted="",
                                   flips=False)
     if cid in faults:
         return dict(out, rule="its own rule", fault=faults[cid], flips=True)
+    if test.startswith(READINGS_TEST):
+        return _readings(row, out)
     ours = _num(row.get("ours"))
     if ours is None or str(row.get("stated", "")) == "True":
         return out

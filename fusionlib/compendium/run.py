@@ -26,7 +26,7 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write, atomic_write_json
 
 __all__ = ["Run", "BookTable", "Link", "WIDE_COLUMNS", "decisive_first", "torch_device",
-           "FIGURE_STYLE", "legible"]
+           "setting_text", "FIGURE_STYLE", "legible"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,25 @@ def torch_device() -> str:
         return "cpu"
 
 
+def setting_text(value: object) -> str:
+    """A setting as a reader wants it: ``{"compas": {"epochs": 300}}`` -> "compas: epochs 300",
+    ``(0.5, 1.0)`` -> "0.5, 1", ``True`` -> "yes"; no Python reprs (braces, quotes, tuples)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{str(k).replace('_', ' ')} ({setting_text(v)})" if isinstance(v, dict)
+                         else f"{str(k).replace('_', ' ')} {setting_text(v)}"
+                         for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return ", ".join(setting_text(v) for v in items) or "none"
+    if value is None:
+        return "none"
+    return str(value).replace("_", " ") if isinstance(value, str) else str(value)
+
+
 class Run:
     """One execution of one notebook.
 
@@ -193,7 +212,9 @@ class Run:
             "does not; a claim whose quantity a reduction changes is 'not comparable'",
             "paper": "the papers' full protocol",
         }[self.scale]
-        cfg = ", ".join(f"`{k}={v}`" for k, v in self.config.items()) or "defaults"
+        cfg = "; ".join(f"{k.replace('_', ' ')} ({setting_text(v)})" if isinstance(v, dict)
+                        else f"{k.replace('_', ' ')} {setting_text(v)}"
+                        for k, v in self.config.items()) or "defaults"
         return Markdown(
             f"```{{note}}\nComputed at scale **`{self.scale}`** ({meaning}), base seed "
             f"{self.seed}, device `{self.device}`. Settings: {cfg}.\n```"

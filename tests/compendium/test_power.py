@@ -122,3 +122,25 @@ def test_every_theory_claim_of_the_last_build_has_a_planted_fault():
         # a claim still marked theory in an older build is one the registries now demote
         missing = set(theory["claim_id"]) - set(texts) - set(kinds[kinds != "theory"].index)
         assert not missing, sorted(missing)
+
+
+def test_a_claim_decided_over_readings_flips_when_the_methods_are_swapped():
+    from fusionlib.compendium.power import parse_readings
+    from fusionlib.compendium.verdicts import across_readings
+
+    def row(cid, verdicts):
+        pairs = [(f"tau={t}, running", v) for t, v in zip((0.2, 0.5, 1), verdicts, strict=True)]
+        d = across_readings(pairs)
+        return dict(claim_id=cid, seed_file="001", kind="result", verdict=d.verdict,
+                    test=d.test, stated="False", paper="< 0", tolerance="",
+                    ours="; ".join(f"{r}: {v}" for r, v in pairs))
+
+    claims = pd.DataFrame([row("all-differ", ["differs"] * 3),
+                           row("mixed", ["differs", "reproduced", "differs"])])
+    power = claim_power(claims).set_index("claim_id")
+    assert power.loc["all-differ", "rule"] == "across readings"
+    assert power.loc["all-differ", "faulted"] == "reproduced" and power.loc["all-differ", "flips"]
+    # a verdict that already says "depends on the choice" cannot be flipped by a swap
+    assert power.loc["mixed", "verdict"] == "inconclusive" and not power.loc["mixed", "flips"]
+    assert parse_readings("not a list") is None
+    assert parse_readings("a, b: differs; c: not run") == [("a, b", "differs"), ("c", "not run")]

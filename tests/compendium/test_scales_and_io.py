@@ -46,3 +46,14 @@ def test_atomic_write_json_converts_numpy_values(tmp_path):
 
     path = atomic_write_json(tmp_path / "a.json", {"x": np.float32(1.5), "v": np.arange(3)})
     assert json.loads(path.read_text()) == {"x": 1.5, "v": [0, 1, 2]}
+
+
+def test_settings_read_as_short_text_without_python_reprs():
+    from fusionlib.compendium.run import setting_text
+
+    text = setting_text({"compas": {"epochs": 300, "batch_size": 500}, "tau": 0.2,
+                         "methods": ("pt+cp", "mp-1"), "flag": True, "none": None})
+    assert text == ("compas (epochs 300, batch size 500), tau 0.2, methods pt+cp, mp-1, "
+                    "flag yes, none none")
+    for ch in "{}'[]":
+        assert ch not in text
