@@ -518,6 +518,86 @@ def test_an_abbreviation_before_any_link_to_the_glossary_is_a_warning():
 def test_the_browser_scripts_hold_no_control_characters():
     # a "\b" in a Python string is a backspace: the verdict column's regular expression in the
     # page script then matched nothing and every table read as having no verdict column
-    for script in (check_html._PAGE_STATE, check_html._STICKING_OUT, check_html._HEIGHT):
+    for script in (check_html._PAGE_STATE, check_html._STICKING_OUT, check_html._HEIGHT,
+                   check_html._PHONE_LAYOUT):
         assert not any(ord(c) < 32 and c not in "\n\t" for c in script)
     assert r"/\bverdict\b/i" in check_html._PAGE_STATE
+
+
+# ----------------------------------------------------------------------------- phones
+
+
+def test_the_introduction_longer_than_six_phone_screens_fails():
+    assert check_html.phone_screens_problems("book/intro.html", 5.9) == []
+    assert check_html.phone_screens_problems("book/intro.html", 11.7) == [
+        "11.7 phone screens long (at most 6): shorten it or fold what a first reading does "
+        "not need"]
+    # other pages have no limit; a limit can be given
+    assert check_html.phone_screens_problems("book/executed/scorecard.html", 30.0) == []
+    assert check_html.phone_screens_problems("a.html", 3.0, {"a.html": 2}) != []
+
+
+def _layout(**kw):
+    base = {"title_height": 120, "answer_bottom": 600, "column": 358,
+            "rows": [{"id": "conclusion-000-K1", "statement": 358, "ran": True}]}
+    return check_html.phone_layout_problems({**base, **kw}, 844)
+
+
+def test_a_phone_layout_with_cards_and_a_short_title_passes():
+    assert _layout() == []
+    assert _layout(answer_bottom=None, rows=[]) == []  # a page without the conclusions
+
+
+def test_a_title_taking_40_percent_of_the_phone_screen_fails():
+    found = _layout(title_height=0.4 * 844)
+    assert found == ["the page title takes 40% of a phone's first screen (at most 25%): "
+                     "shorten it or shrink the heading"]
+
+
+def test_the_answer_below_the_first_phone_screen_fails():
+    assert "below a phone's first screen (844 px)" in _layout(answer_bottom=1200)[0]
+
+
+def test_conclusion_rows_one_word_per_line_or_without_claims_run_fail():
+    # the table of two columns gave the statement 143 of 358 px and pushed "claims run" off
+    rows = [{"id": "conclusion-000-K1", "statement": 143, "ran": True},
+            {"id": "conclusion-000-K2", "statement": 358, "ran": False}]
+    found = _layout(rows=rows)
+    assert len(found) == 2
+    assert found[0].startswith("1 conclusion row(s) with the statement squeezed below 60% of "
+                               "the 358-px column on a phone, e.g. conclusion-000-K1 (143 px)")
+    assert found[1] == ("1 conclusion row(s) whose 'key claims run' is off a phone's screen, "
+                        "e.g. conclusion-000-K2")
+
+
+def test_the_browser_measures_the_introductions_conclusions_as_cards_on_a_phone(tmp_path):
+    """In a real headless Chromium at 390 px: the introduction's conclusions (book/_ext/report.py)
+    as a two-column table squeeze each statement; with the book's stylesheet each is a card
+    whose statement has the column's width and whose claims run stay on the screen."""
+    try:
+        check_html.find_browser()
+    except check_html.BrowserError as exc:
+        pytest.skip(str(exc))
+    spec = importlib.util.spec_from_file_location("report_ext_phone",
+                                                  ROOT / "book" / "_ext" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    statement = ("One generator with one discriminator per source, each seeing only its "
+                 "source's columns, learns the joint distribution over the union of the sources")
+    rows = [{"seed_file": "000", "verdict": "not comparable", "statement": statement,
+             "reason": "all 9 key claims not comparable at this scale", "ran": "9",
+             "claims": "9", "conclusion_id": f"000-K{i}"} for i in range(1, 4)]
+    body = report.conclusions_html(rows, "smoke")
+    css = (ROOT / "book" / "_static" / "book.css").read_text(encoding="utf-8")
+    page = ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" '
+            'content="width=device-width, initial-scale=1"><title>t</title>{css}</head><body>'
+            '<main><h1>Do they hold up?</h1>{body}</main></body></html>')
+    for sub, style, squeezed in (("plain", "<style>table.rp td.rp-v{white-space:nowrap}"
+                                  "</style>", True),
+                                 ("styled", f"<style>{css}</style>", False)):
+        root = tmp_path / sub
+        root.mkdir()
+        (root / "intro.html").write_text(page.format(css=style, body=body))
+        problems, _, _ = check_html.check_book(root, summary_check=False)
+        rows_found = [p for p in problems if "conclusion row" in p]
+        assert bool(rows_found) is squeezed, (sub, problems)

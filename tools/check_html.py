@@ -24,6 +24,10 @@ MathJax has finished typesetting, the rendered DOM is checked (rules in tools/pa
 * a table wider than the text column that does not sit in a box scrolling sideways (measured);
 * a page laid out wider than a phone's screen (390 px, loaded afresh on an emulated phone): a
   long inline name, signature or table the phone can only show by zooming the page out;
+* on the phone, too: a page title taller than a quarter of the first screen; the introduction
+  longer than 6 phone screens (page_rules.PHONE_SCREEN_LIMITS), its answer (the verdict line
+  of each paper) below the first screen, a conclusion row whose statement is squeezed below
+  60 % of the column (one word per line) or whose "key claims run" is off the screen;
 * a figure in a cell output shown below ``--min-figure-scale`` (0.5) of its drawn width, where
   its 13-point labels fall under 9 pixels (measured; see page_rules.MIN_FIGURE_SCALE);
 * a chapter page (``book/executed/*.html``) without the Run banner's scale label ("Computed at
@@ -84,6 +88,8 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
     machine_path_problems,
     output_error_problems,
     parse_page,
+    phone_layout_problems,
+    phone_screens_problems,
     phone_width_problems,
     raw_repr_problems,
     raw_tex_problems,
@@ -239,6 +245,28 @@ _STICKING_OUT = """(() => {
   }
   return {width: Math.max(window.innerWidth, document.documentElement.scrollWidth),
           sticking_out: out};
+})()"""
+
+_PHONE_LAYOUT = """(() => {
+  const W = window.innerWidth, H = window.innerHeight;
+  const article = document.querySelector("article.bd-article") || document.querySelector("main")
+    || document.body;
+  const cs = getComputedStyle(article);
+  const column = article.getBoundingClientRect().width - parseFloat(cs.paddingLeft || 0)
+    - parseFloat(cs.paddingRight || 0);
+  const h1 = article.querySelector("h1");
+  const answer = document.querySelector(".report-summary ul.rp-papers");
+  const visible = el => { const r = el && el.getBoundingClientRect();
+    return !!r && r.width > 0 && r.height > 0 && r.left >= -1 && r.right <= W + 1; };
+  const rows = [];
+  for (const tr of document.querySelectorAll("tr.rp-row")) {
+    const st = tr.querySelector(".rp-statement");
+    rows.push({id: tr.id, statement: st ? st.getBoundingClientRect().width : 0,
+               ran: visible(tr.querySelector(".rp-ran"))});
+  }
+  return {column, rows, title_height: h1 ? h1.getBoundingClientRect().height : 0,
+          answer_bottom: answer ? answer.getBoundingClientRect().bottom + window.scrollY : null,
+          screen_height: H};
 })()"""
 
 _HEIGHT = """(async () => {
@@ -467,8 +495,12 @@ def _photograph(chromium: Chromium, url: str, rel: str, shots: Path | None
         if mobile:
             problems += [f"{rel}: {p}" for p in
                          phone_width_problems(chromium.evaluate(_STICKING_OUT % width), width)]
+            problems += [f"{rel}: {p}" for p in
+                         phone_layout_problems(chromium.evaluate(_PHONE_LAYOUT), height)]
         px = int(chromium.evaluate(_HEIGHT) or 0)
         row[f"height_px_{name}"], row[f"screens_{name}"] = px, round(px / height, 1)
+        if mobile:
+            problems += [f"{rel}: {p}" for p in phone_screens_problems(rel, px / height)]
         if shots is not None:
             (shots / screenshot_name(rel, name)).write_bytes(chromium.screenshot())
     return row, problems

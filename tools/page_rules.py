@@ -703,3 +703,62 @@ def glossary_problems(html: str, abbreviations: list[str] | tuple[str, ...]) -> 
     where = "with no link to the glossary" if scan.link_at is None else \
         "before the first link to the glossary"
     return [f"abbreviation(s) {words} used {where} (link book/glossary.md first)"]
+
+
+# ----------------------------------------------------------------------------- phones
+
+#: pages that must fit in so many phone screens (390 x 844): the introduction is the answer a
+#: reviewer reads first
+PHONE_SCREEN_LIMITS: dict[str, float] = {"book/intro.html": 6.0}
+#: the largest share of a phone's first screen a page title may take
+TITLE_SHARE = 0.25
+#: a conclusion's statement on a phone must have at least this share of the text column
+#: (in a two-column table it had a third: one word per line)
+STATEMENT_SHARE = 0.6
+
+
+def phone_screens_problems(rel: str, screens: float | None,
+                           limits: dict[str, float] | None = None) -> list[str]:
+    """A page longer on a phone than its limit (:data:`PHONE_SCREEN_LIMITS`); ``screens``: the
+    page's height in phone screens."""
+    limit = (PHONE_SCREEN_LIMITS if limits is None else limits).get(rel)
+    if limit is None or screens is None or screens <= limit:
+        return []
+    return [f"{screens:.1f} phone screens long (at most {limit:g}): shorten it or fold what a "
+            "first reading does not need"]
+
+
+def phone_layout_problems(measure: dict, screen_height: int, *,
+                          title_share: float = TITLE_SHARE,
+                          statement_share: float = STATEMENT_SHARE) -> list[str]:
+    """What a phone shows badly, from the browser's measures of a page loaded on a phone:
+    ``{"title_height", "answer_bottom", "column", "rows"}``: the page title's height, where the
+    introduction's answer (its lines per paper, ``ul.rp-papers``) ends (None on other pages), the
+    text column's width, and per conclusion row (``tr.rp-row``) ``{"id", "statement", "ran"}``:
+    the width of its statement and whether its "key claims run" is on the screen.
+
+    Fails a title taller than ``title_share`` of the screen, an answer that ends below the first
+    screen, a conclusion whose statement is narrower than ``statement_share`` of the column
+    (one word per line) or whose claims run are off the screen."""
+    problems = []
+    title = measure.get("title_height") or 0
+    if title > title_share * screen_height:
+        problems.append(f"the page title takes {title / screen_height:.0%} of a phone's first "
+                        f"screen (at most {title_share:.0%}): shorten it or shrink the heading")
+    answer = measure.get("answer_bottom")
+    if answer is not None and answer > screen_height:
+        problems.append(f"the answer (the verdict line of each paper) ends {answer:.0f} px down, "
+                        f"below a phone's first screen ({screen_height} px)")
+    column = measure.get("column") or 0
+    rows = measure.get("rows") or []
+    narrow = [r for r in rows if column and (r.get("statement") or 0) < statement_share * column]
+    if narrow:
+        shown = ", ".join(f"{r.get('id')} ({r.get('statement') or 0:.0f} px)" for r in narrow[:3])
+        problems.append(f"{len(narrow)} conclusion row(s) with the statement squeezed below "
+                        f"{statement_share:.0%} of the {column:.0f}-px column on a phone, e.g. "
+                        f"{shown}: stack them as cards (book/_static/book.css)")
+    hidden = [r for r in rows if not r.get("ran")]
+    if hidden:
+        problems.append(f"{len(hidden)} conclusion row(s) whose 'key claims run' is off a "
+                        f"phone's screen, e.g. {hidden[0].get('id')}")
+    return problems

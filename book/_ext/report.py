@@ -7,9 +7,11 @@ in the scorecard, ``scorecard.html#conclusion-<id>``, and the "What we found" se
 chapter that bears on it: the ``chapters`` column), from
 ``book/executed/scorecard/conclusions.csv`` (written by the scorecard chapter, which aggregates
 every chapter's claims). ``.. build-provenance::`` renders the build's commit, date, scale,
-root seed, device and package versions from the scorecard's ``provenance.json``. Nothing is
-typed: a build without the executed scorecard fails (the strict build turns the error into a
-failure).
+root seed, device and package versions from the scorecard's ``provenance.json``, and
+``.. citation-bibtex::`` the compendium's BibTeX entry with its note from the same record (the
+commit and the scale). Their styles, wide and on a phone, are in ``book/_static/book.css``.
+Nothing is typed: a build without the executed scorecard fails (the strict build turns the
+error into a failure).
 """
 
 from __future__ import annotations
@@ -72,18 +74,24 @@ def _evidence(r: dict, titles: dict[str, str]) -> str:
     for ch in (r.get("chapters") or "").split():
         title = html.escape(titles.get(ch, ch))
         links.append(f'<a href="executed/{html.escape(ch)}.html#what-we-found">{title}</a>')
-    return f'<div class="rp-links">evidence: {" · ".join(links)}</div>' if links else ""
+    return f'<span class="rp-links">evidence: {" · ".join(links)}</span>' if links else ""
 
 
 def conclusions_html(rows: list[dict], scale: str) -> str:
-    """The summary: one line per paper, then every conclusion with its verdict, the reason for
-    it (shown, not hidden in a tooltip) and links to its evidence."""
+    """The summary: one line per paper (the answer, first), then every conclusion with its
+    verdict, how many of its key claims ran, the reason for it (shown, not hidden in a tooltip)
+    and links to its evidence. A table on a wide screen; on a phone (book/_static/book.css) each
+    conclusion is a card: the verdict and the claims run on one line, the statement below at the
+    full width of the screen, then why and the evidence."""
     titles = _chapter_titles()
-    out = ['<div class="report-summary">', "<ul>"]
+    out = ['<div class="report-summary">',
+           f'<p class="rp-lead">What held in this build (scale <code>{html.escape(scale)}'
+           "</code>), paper by paper:</p>", '<ul class="rp-papers">']
     for key, name in PAPERS:
         mine = [r for r in rows if r["seed_file"] == key]
-        out.append(f"<li><b>{html.escape(name)}</b>: {len(mine)} main conclusions at scale "
-                   f"<code>{html.escape(scale)}</code>: {_counts(mine)}</li>")
+        counted = f"{len(mine)} main conclusion{'s' if len(mine) != 1 else ''}"
+        out.append(f"<li><b>{html.escape(name)}</b>, {counted}: {_counts(mine) or 'none'}"
+                   "</li>")
     out.append("</ul>")
     out.append('<div class="rp-wrap"><table class="rp"><thead><tr><th>verdict</th>'
                "<th>conclusion, why, and the evidence</th></tr></thead><tbody>")
@@ -95,45 +103,51 @@ def conclusions_html(rows: list[dict], scale: str) -> str:
             v = r["verdict"]
             cid = html.escape(r.get("conclusion_id", ""))
             out.append(
-                f'<tr id="conclusion-{cid}"><td class="rp-v rp-{v.replace(" ", "-")}">'
-                f"{MARKS.get(v, '')}&nbsp;{html.escape(v)}"
-                f'<div class="rp-ran">{html.escape(str(r["ran"]))} of '
-                f"{html.escape(str(r['claims']))} key claims run</div></td>"
-                f"<td>{html.escape(r['statement'])}"
-                f'<div class="rp-why">why: {html.escape(r["reason"])}</div>'
+                f'<tr class="rp-row" id="conclusion-{cid}"><td class="rp-v rp-'
+                f'{v.replace(" ", "-")}">{MARKS.get(v, "")}&nbsp;{html.escape(v)}'
+                f'<span class="rp-ran">{html.escape(str(r["ran"]))} of '
+                f"{html.escape(str(r['claims']))} key claims run</span></td>"
+                f'<td class="rp-c"><span class="rp-statement">{html.escape(r["statement"])}'
+                f'</span><span class="rp-why">why: {html.escape(r["reason"])}</span>'
                 f"{_evidence(r, titles)}</td></tr>")
     out.append("</tbody></table></div></div>")
     return "\n".join(out)
 
 
 def provenance_html(record: dict) -> str:
-    """The build-provenance box."""
+    """The build-provenance box: its first line (scale, commit, date) always shown, the rest
+    (root seed, device, package versions) one click away."""
     versions = ", ".join(f"{k} {v}" for k, v in sorted(record.get("versions", {}).items()))
+    commit = str(record.get("git_commit", "unknown"))[:12]
     items = [("scale", record.get("scale", "?")), ("root seed", record.get("seed", "?")),
-             ("commit", str(record.get("git_commit", "unknown"))[:12]),
-             ("built (UTC)", record.get("finished_utc", "?")),
+             ("commit", commit), ("built (UTC)", record.get("finished_utc", "?")),
              ("device", record.get("device", "?")), ("packages", versions)]
     body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
                    for k, v in items)
-    return ('<div class="admonition note build-provenance"><p class="admonition-title">'
-            f"This build</p><table class=\"rp-prov\">{body}</table></div>")
+    head = (f"This build: scale <code>{html.escape(str(record.get('scale', '?')))}</code>, "
+            f"commit <code>{html.escape(commit)}</code>, "
+            f"{html.escape(str(record.get('finished_utc', '?'))[:10])}")
+    return ('<details class="build-provenance"><summary>'
+            f'{head}</summary><table class="rp-prov">{body}</table></details>')
 
 
-_CSS = """<style>
-.report-summary ul{margin:.3em 0 .6em 0}.rp-wrap{overflow-x:auto}
-table.rp{border-collapse:collapse;font-size:.9em;width:100%}
-table.rp td,table.rp th{border-bottom:1px solid #ddd;padding:.2em .5em;vertical-align:top;
- text-align:left}
-table.rp td.rp-v{white-space:nowrap;font-weight:600}
-table.rp tr.rp-paper th{padding-top:.7em;border-bottom:2px solid #999}
-.rp-ran{font-weight:400;color:#555;font-size:.9em;white-space:normal}
-.rp-why{color:#444;font-size:.92em;margin-top:.15em}
-.rp-links{font-size:.92em;margin-top:.1em}
-.rp-reproduced{color:#1a7f37}.rp-differs{color:#b42318}.rp-inconclusive{color:#9a6700}
-.rp-not-comparable{color:#6e4cc2}.rp-not-run{color:#666}
-table.rp-prov th{text-align:left;padding-right:1em;vertical-align:top;white-space:nowrap}
-table.rp-prov{font-size:.9em}
-</style>"""
+def citation_bibtex(record: dict, *, version: str = "0.1.0") -> str:
+    """The compendium's BibTeX entry, its ``note`` from this build's provenance (the commit and
+    the scale the numbers were computed at)."""
+    commit = str(record.get("git_commit", "unknown"))
+    dirty = commit.endswith("-dirty")
+    commit = commit.removesuffix("-dirty")[:12]
+    built = str(record.get("finished_utc", ""))[:10]
+    note = (f"commit {commit}{' with uncommitted changes' if dirty else ''}, built at scale "
+            f"{record.get('scale', '?')}" + (f" on {built}" if built else ""))
+    year = built[:4] if built[:4].isdigit() else "2026"
+    return ("@software{fusionlib_compendium,\n"
+            "  title   = {Data fusion, tempered GANs and fairness testing: a reproduction},\n"
+            "  author  = {{The fusionlib compendium team}},\n"
+            f"  year    = {{{year}}},\n"
+            f"  version = {{{version}}},\n"
+            f"  note    = {{{note}}}\n"
+            "}")
 
 
 class ConclusionsSummary(Directive):
@@ -142,7 +156,7 @@ class ConclusionsSummary(Directive):
     def run(self):
         rows = _read("conclusions.csv")
         scale = _read("provenance.json").get("scale", "?")
-        return [nodes.raw("", _CSS + conclusions_html(rows, scale), format="html")]
+        return [nodes.raw("", conclusions_html(rows, scale), format="html")]
 
 
 class BuildProvenance(Directive):
@@ -152,7 +166,18 @@ class BuildProvenance(Directive):
         return [nodes.raw("", provenance_html(_read("provenance.json")), format="html")]
 
 
+class CitationBibtex(Directive):
+    has_content = False
+
+    def run(self):
+        text = citation_bibtex(_read("provenance.json"))
+        block = nodes.literal_block(text, text)
+        block["language"] = "bibtex"
+        return [block]
+
+
 def setup(app):
     app.add_directive("conclusions-summary", ConclusionsSummary)
     app.add_directive("build-provenance", BuildProvenance)
+    app.add_directive("citation-bibtex", CitationBibtex)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -90,17 +90,22 @@ table.ct code{white-space:pre-wrap;word-break:break-all}
 .ct-not-comparable{color:#6e4cc2}.ct-not-run{color:#666}
 .ct-pager{margin:.4em 0;display:flex;gap:.6em;align-items:center}
 @media (max-width:700px){table.ct .ct-narrow-hide{display:none}}
+.ct-static{display:none}
+div.ct-nojs .ct-live{display:none}
+div.ct-nojs .ct-static{display:block}
+@media print{.ct-live{display:none!important}.ct-static{display:block!important}}
 """
 
 _JS = r"""
 (function(){
-const root=document.getElementById("%(uid)s");const data=JSON.parse(
+const root=document.getElementById("%(uid)s");root.classList.remove("ct-nojs");
+const data=JSON.parse(
  document.getElementById("%(uid)s-data").textContent);
 const per=%(per_page)d;let page=0,sortKey=null,sortDir=1,open=null,only=null;
 const groups=JSON.parse(document.getElementById("%(uid)s-groups").textContent);
 const banner=root.querySelector(".ct-only");
-const sel={};["paper","chapter","v","kind","s"].forEach(k=>{sel[k]=root.querySelector(
- "[data-f='"+k+"']");const vals=[...new Set(data.map(r=>r[k]))].sort();
+const sel={};["paper","chapter","v","kind","s"].forEach(k=>{const el=root.querySelector(
+ "[data-f='"+k+"']");if(!el)return;sel[k]=el;const vals=[...new Set(data.map(r=>r[k]))].sort();
  vals.forEach(v=>{const o=document.createElement("option");o.value=v;o.textContent=v;
  sel[k].appendChild(o);});sel[k].addEventListener("change",()=>{page=0;draw();});});
 const q=root.querySelector(".ct-q");q.addEventListener("input",()=>{page=0;draw();});
@@ -117,18 +122,19 @@ function rows(){const t=q.value.toLowerCase();return data.filter(r=>
 function draw(){let rs=rows();if(sortKey){rs=rs.slice().sort((a,b)=>
  String(a[sortKey]).localeCompare(String(b[sortKey]),undefined,{numeric:true})*sortDir);}
  const n=rs.length,pages=Math.max(1,Math.ceil(n/per));page=Math.min(page,pages-1);
- const body=root.querySelector("tbody");body.innerHTML="";
+ const body=root.querySelector(".ct-live tbody");body.innerHTML="";
  rs.slice(page*per,page*per+per).forEach(r=>{const tr=document.createElement("tr");
   tr.className="ct-row";tr.id="claim-"+r.id;
   tr.innerHTML="<td class='ct-v ct-"+r.v.replace(" ","-")+"'>"+r.m+" "+esc(r.v)+"</td>"+
   "<td><a href='#claim-"+encodeURIComponent(r.id)+"'>"+esc(r.id)+"</a></td>"+
-  "<td class='ct-narrow-hide'>"+esc(r.chapter)+"</td><td class='ct-narrow-hide'>"+
+  (%(one)s?"":"<td class='ct-narrow-hide'>"+esc(r.chapter)+"</td>")+
+  "<td class='ct-narrow-hide'>"+
   esc(r.where)+"</td><td>"+short(r.q)+"</td><td>"+esc(r.p)+"</td><td>"+esc(r.o)+
   "</td><td class='ct-narrow-hide'>"+short(r.r)+"</td>";
   tr.addEventListener("click",e=>{if(e.target.tagName==="A")return;
    open=(open===r.id)?null:r.id;draw();});body.appendChild(tr);
   if(open===r.id){const d=document.createElement("tr");d.className="ct-detail";
-   d.innerHTML="<td colspan='8'><b>"+esc(r.q)+"</b><br>paper: "+esc(r.p)+
+   d.innerHTML="<td colspan='"+(%(one)s?7:8)+"'><b>"+esc(r.q)+"</b><br>paper: "+esc(r.p)+
    " · ours: "+esc(r.o)+(r.tol?" · tolerance "+esc(r.tol):"")+"<br>kind: "+esc(r.kind)+
    " · scale: "+esc(r.s)+" · test: "+esc(r.t)+(r.r?"<br>reason: "+esc(r.r):"")+
    (r.seeds?"<br>across seeds: "+esc(r.seeds):"")+
@@ -145,7 +151,8 @@ banner.querySelector("button").addEventListener("click",()=>{showOnly(null);page
 function fromHash(){const h=decodeURIComponent(location.hash||"");
  if(h.startsWith("#claim-")){const id=h.slice(7);showOnly(null);q.value=id;open=id;page=0;
   draw();root.scrollIntoView();}
- else if(h.startsWith("#chapter-")){showOnly(null);sel.chapter.value=h.slice(9);q.value="";
+ else if(h.startsWith("#chapter-")&&sel.chapter){showOnly(null);sel.chapter.value=h.slice(9);
+  q.value="";
   page=0;draw();root.scrollIntoView();}
  else if(h.startsWith("#conclusion-")&&groups[h.slice(12)]){
   showOnly(groups[h.slice(12)]);q.value="";Object.values(sel).forEach(s=>s.value="");page=0;
@@ -153,6 +160,20 @@ function fromHash(){const h=decodeURIComponent(location.hash||"");
 window.addEventListener("hashchange",fromHash);draw();fromHash();
 })();
 """
+
+
+def _static_table(records: list[dict], caption: str) -> str:
+    """Every claim as a plain table, for a reader without JavaScript and for print: verdict,
+    claim, quantity, paper, ours and the reason, in full."""
+    esc = html.escape
+    body = "".join(
+        f'<tr><td class="ct-v ct-{esc(r["v"].replace(" ", "-"))}">{esc(r["m"])} {esc(r["v"])}'
+        f'</td><td>{esc(r["id"])}</td><td>{esc(r["q"])}</td><td>{esc(r["p"])}</td>'
+        f'<td>{esc(r["o"])}</td><td>{esc(r["r"])}</td></tr>' for r in records)
+    return ('<div class="ct-static ct-wrap"><table class="ct"><caption style="caption-side: '
+            f'top; text-align: left; font-weight: 600">{caption}</caption><thead><tr>'
+            "<th>verdict</th><th>claim</th><th>quantity</th><th>paper</th><th>ours</th>"
+            f"<th>reason</th></tr></thead><tbody>{body}</tbody></table></div>")
 
 
 def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None,
@@ -170,8 +191,10 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
     ``stability`` (columns ``claim_id``, ``stability``: "stable", "flips: ...") adds a filter
     for the claims whose verdict changes with the root seed.
     """
-    data = json.dumps(_records(claims, stability), ensure_ascii=False).replace("</", "<\\/")
+    records = _records(claims, stability)
+    data = json.dumps(records, ensure_ascii=False).replace("</", "<\\/")
     chapters = sorted(set(claims["experiment"])) if len(claims) else []
+    one = len(chapters) <= 1  # a chapter's own table: no paper or chapter filter or column
     anchors = "".join(f'<span id="chapter-{html.escape(c)}"></span>' for c in chapters)
     groups = {}
     if conclusions is not None and len(conclusions):
@@ -186,6 +209,8 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
     caption = html.escape(caption or f"Claims (scale: {scales})")
     labels = [("v", "verdict"), ("id", "claim"), ("chapter", "chapter"), ("where", "where"),
               ("q", "quantity"), ("p", "paper"), ("o", "ours"), ("r", "reason")]
+    if one:
+        labels.remove(("chapter", "chapter"))
     narrow = {"chapter", "where", "r"}
     head = "".join(
         f'<th data-k="{k}"{" class=ct-narrow-hide" if k in narrow else ""}>{t}</th>'
@@ -193,9 +218,13 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
     filters = "".join(
         f'<label>{t} <select data-f="{k}"><option value="">all</option></select></label>'
         for k, t in (("paper", "paper"), ("chapter", "chapter"), ("v", "verdict"),
-                     ("kind", "kind"), ("s", "scale")))
-    return (f"<style>{_CSS}</style><div id=\"{uid}\">{anchors}"
-            f'<div class="ct-controls">{filters}<input class="ct-q" type="search" '
+                     ("kind", "kind"), ("s", "scale")) if not (one and k in ("paper", "chapter")))
+    script = _JS % {"uid": uid, "per_page": per_page, "short": SHORT,
+                    "one": "true" if one else "false"}
+    return (f"<style>{_CSS}</style><div id=\"{uid}\" class=\"ct-nojs\">{anchors}"
+            f"{_static_table(records, caption)}"
+            f'<div class="ct-live"><div class="ct-controls">{filters}'
+            '<input class="ct-q" type="search" '
             f'placeholder="search id, quantity, reason" aria-label="search claims">{flip}'
             f'<span class="ct-count"></span></div>'
             '<p class="ct-only" hidden><span class="ct-only-text"></span>'
@@ -207,8 +236,8 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
             f'<div class="ct-pager"><button class="ct-prev" type="button">previous</button>'
             f'<span class="ct-page"></span><button class="ct-next" type="button">next</button>'
             f"<span>(click a row for its details and the command that recomputes it; click a "
-            f"column to sort)</span></div>"
+            f"column to sort)</span></div></div>"
             f'<script type="application/json" id="{uid}-data">{data}</script>'
             f'<script type="application/json" id="{uid}-groups">{groups_json}</script>'
-            f"<script>{_JS % {'uid': uid, 'per_page': per_page, 'short': SHORT}}</script>"
+            f"<script>{script}</script>"
             "</div>")

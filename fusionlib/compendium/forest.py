@@ -31,8 +31,8 @@ import pandas as pd
 from fusionlib.compendium.verdicts import LEVEL, VERDICTS
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["VERDICT_COLOURS", "FOREST_COLUMNS", "forest_data", "pick_rows", "forest_plot",
-           "forest_note", "key_claims"]
+__all__ = ["VERDICT_COLOURS", "FOREST_COLUMNS", "WIDTH", "forest_data", "pick_rows",
+           "forest_plot", "forest_note", "key_claims"]
 
 #: the book's colour of each verdict (the scorecard and the introduction use the same)
 VERDICT_COLOURS: dict[str, str] = {"reproduced": "#1a7f37", "differs": "#b42318",
@@ -48,6 +48,12 @@ PICK_ORDER: tuple[str, ...] = ("differs", "inconclusive", "reproduced", "not com
 #: tolerances at most; a bar beyond ends in an arrow
 LINEAR = 2.0
 CLIP = 100.0
+#: the figure's width in inches (see :func:`forest_plot`) and the height of one claim's row
+#: (its label above, its line below)
+WIDTH = 5.0
+ROW_IN = 0.46
+#: the claim labels' size in points
+LABEL_PT = 12
 
 
 def _number(text: object) -> float:
@@ -238,17 +244,21 @@ def forest_note(claims: pd.DataFrame, shown: pd.DataFrame, *, drawn: int | None 
 
 
 def forest_plot(data: pd.DataFrame, *, title: str = "", max_rows: int = 40,
-                width: float = 7.0, panel: str | None = None, headers: bool = True):
+                width: float = WIDTH, panel: str | None = None, headers: bool = True):
     """Draw :func:`forest_data` rows: one line per claim, the gap in units of its tolerance
     with its 95 % interval, the band ``[-1, 1]`` shaded, coloured by verdict, grouped.
 
     At most ``max_rows`` rows per panel (:func:`pick_rows`); ``panel`` names a column of
     ``data`` that splits the rows into panels stacked vertically (one per value). ``headers``:
     each group opens with a line of its own that names it; else its name prefixes its first
-    claim's label (fewer lines for many small groups). Returns
-    ``(fig, shown)``: the figure and the rows drawn. At ``width`` = 7 inches the figure is
-    shown at about its drawn size in the book's text column on a laptop screen, so its
-    11-point claim labels, 12-point legend and 13-point axis text stay at that size."""
+    claim's label (fewer lines for many small groups). Returns ``(fig, shown)``: the figure and
+    the rows drawn.
+
+    One column, for a phone as much as a laptop: each claim's label is written above its line,
+    across the whole width, instead of in a column of its own beside the axis, so the axis
+    keeps the full width of a narrow figure. At ``width`` = :data:`WIDTH` inches (500 pixels at
+    100 dpi) the figure is shown at its drawn size on a laptop and at about 0.7 of it on a
+    390-pixel phone, where its 12-point labels are still about 12 pixels high."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -258,23 +268,22 @@ def forest_plot(data: pd.DataFrame, *, title: str = "", max_rows: int = 40,
     panels = list(dict.fromkeys(data[panel])) if panel else [None]
     chunks = [pick_rows(data[data[panel] == p] if panel else data, max_rows) for p in panels]
     heights = [len(c) + (c["group"].nunique() if headers else 0) for c in chunks]
-    row_in = 0.27
-    fig, axes = plt.subplots(len(chunks), 1, figsize=(width, 1.6 + row_in * sum(heights)
-                                                      + 0.4 * len(chunks)),
+    fig, axes = plt.subplots(len(chunks), 1, figsize=(width, 1.9 + ROW_IN * sum(heights)
+                                                      + 0.6 * len(chunks)),
                              height_ratios=heights, squeeze=False, layout="constrained")
     clip = max(_limit(c) for c in chunks)  # one x-axis for every panel
     for ax, chunk, name in zip(axes[:, 0], chunks, panels, strict=True):
         _draw_panel(ax, chunk, headers, clip)
         if name is not None:
-            ax.set_title(str(name), loc="left", fontsize=13, fontweight="bold")
-    axes[-1, 0].set_xlabel("ours − paper, in tolerances (log. beyond ±2)")
+            ax.set_title(str(name), loc="left", fontsize=14, fontweight="bold")
+    axes[-1, 0].set_xlabel("ours − paper, in tolerances\n(logarithmic beyond ±2)", fontsize=13)
     present = [v for v in VERDICTS if v in set(data["verdict"])]
     handles = [Patch(color="#d9eedd", label="within the tolerance")]
     handles += [Line2D([], [], color=VERDICT_COLOURS.get(v, "#333"), marker="o", lw=2, label=v)
                 for v in present]
     if data["low"].isna().any():
         handles.append(Line2D([], [], color="#333", marker="o", mfc="white", lw=0,
-                              label="spread unknown (no interval)"))
+                              label="no interval"))
     fig.legend(handles=handles, loc="outside lower center", ncols=min(2, len(handles)),
                fontsize=12, frameon=False)
     if title:
@@ -299,49 +308,50 @@ def _limit(chunk: pd.DataFrame) -> float:
 
 
 def _draw_panel(ax, chunk: pd.DataFrame, headers: bool, clip: float) -> None:
+    from matplotlib.transforms import blended_transform_factory
+
     ax.set_xscale("symlog", linthresh=LINEAR, linscale=1.5)
     ax.axvspan(-1, 1, color="#d9eedd", zorder=0)
     ax.axvline(0, color="#555", lw=0.8, zorder=1)
-    y, ticks, labels, bold = 0, [], [], []
+    # a label sits above its line, from the axis' left edge (x in axes units, y in data units)
+    at_left = blended_transform_factory(ax.transAxes, ax.transData)
+    y = 0
     for g, rows in chunk.groupby("group", sort=False):
         if y:
             ax.axhline(y - 0.5, color="#bbb", lw=0.8)
         first = True
         if headers:
-            ticks.append(y)
-            labels.append(str(g))
-            bold.append(True)
+            ax.text(0.01, y, str(g), transform=at_left, fontsize=LABEL_PT + 1,
+                    fontweight="bold", va="center", ha="left", zorder=4)
             y += 1
         for r in rows.itertuples():
             colour = VERDICT_COLOURS.get(r.verdict, "#333")
             x = float(np.clip(r.gap_tol, -clip, clip))
             point = dict(marker="o", ms=6) if abs(r.gap_tol) <= clip else dict(
                 marker="<" if r.gap_tol < 0 else ">", ms=9)  # the point itself is off the axis
+            line_y = y + 0.18
             if math.isfinite(r.low_tol):
                 lo, hi = (float(np.clip(v, -clip, clip)) for v in (r.low_tol, r.high_tol))
-                ax.plot([lo, hi], [y, y], color=colour, lw=2, zorder=2)
+                ax.plot([lo, hi], [line_y, line_y], color=colour, lw=2, zorder=2)
                 for edge, raw, m in ((lo, r.low_tol, "<"), (hi, r.high_tol, ">")):
                     if abs(raw) > clip:
-                        ax.plot(edge, y, marker=m, color=colour, ms=7, zorder=3)
-                ax.plot(x, y, color=colour, lw=0, zorder=3, **point)
+                        ax.plot(edge, line_y, marker=m, color=colour, ms=7, zorder=3)
+                ax.plot(x, line_y, color=colour, lw=0, zorder=3, **point)
             else:
-                ax.plot(x, y, lw=0, mfc="white", mec=colour, mew=1.8, zorder=3,
+                ax.plot(x, line_y, lw=0, mfc="white", mec=colour, mew=1.8, zorder=3,
                         **{**point, "ms": point["ms"] + 1})
-            ticks.append(y)
-            labels.append(r.label if headers or not first else f"{g} · {r.label}")
-            bold.append(False)
+            label = r.label if headers or not first else f"{g} · {r.label}"
+            ax.text(0.01, y - 0.2, label, transform=at_left, fontsize=LABEL_PT, va="center",
+                    ha="left", zorder=4,
+                    bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none", alpha=0.7))
             first = False
             y += 1
-    ax.set_yticks(ticks, labels, fontsize=11)
-    for tick, b in zip(ax.get_yticklabels(), bold, strict=True):
-        if b:
-            tick.set_fontweight("bold")
+    ax.set_yticks([])
     ax.set_ylim(y - 0.5, -0.5)
     ax.set_xlim(-clip * 1.05, clip * 1.05)
     marks = [m for m in (1, 10, 100) if m <= clip]
     ax.set_xticks([-m for m in reversed(marks)] + [0] + marks,
                   [f"−{m}" for m in reversed(marks)] + ["0"] + [str(m) for m in marks],
-                  fontsize=12)
+                  fontsize=LABEL_PT)
     ax.xaxis.set_minor_locator(_no_minor_ticks())
     ax.grid(axis="x", color="#eee", lw=0.6)
-    ax.tick_params(axis="y", length=0)

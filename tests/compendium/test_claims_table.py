@@ -75,3 +75,28 @@ def test_standard_errors_show_two_significant_figures_and_infinity_its_sign():
     rows = {r["id"]: r for r in _data(claims_widget(frame))}
     assert rows["001-T3-a"]["p"] == "0.02 ± 0.0013"
     assert rows["000-C-latent"]["o"].startswith("∞")
+
+
+def test_every_claim_is_also_a_plain_table_without_javascript_and_in_print():
+    html_text = claims_widget(_claims())
+    static = html_text[html_text.index('<div class="ct-static'):html_text.index('class="ct-live"')]
+    # both claims in full, escaped, verdict first
+    assert static.count("<tr><td class=\"ct-v") == 2
+    assert "S_T &lt;/script&gt;&lt;b&gt;" in static and "0.05 ± 0.01 (n=10)" in static
+    assert static.index("<th>verdict</th>") < static.index("<th>claim</th>")
+    # shown while the root says no script ran (the script removes the class) and in print
+    assert 'id="claims-table" class="ct-nojs"' in html_text
+    assert 'root.classList.remove("ct-nojs")' in html_text
+    assert "@media print{.ct-live{display:none!important}.ct-static{display:block!important}}" \
+        in html_text
+    # the script draws its pages into the live table, never into the static one before it
+    assert 'root.querySelector(".ct-live tbody")' in html_text
+    assert 'root.querySelector("tbody")' not in html_text
+
+
+def test_a_chapters_own_table_has_no_paper_or_chapter_filter_or_column():
+    one = claims_widget(_claims().iloc[:1])
+    assert 'data-f="chapter"' not in one and 'data-f="paper"' not in one
+    assert 'data-k="chapter"' not in one and 'data-f="v"' in one
+    both = claims_widget(_claims())
+    assert 'data-f="chapter"' in both and 'data-k="chapter"' in both

@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 from fusionlib.compendium.claims import claims_frame, make_claim  # noqa: E402
 from fusionlib.compendium.forest import (  # noqa: E402
     FOREST_COLUMNS,
+    WIDTH,
     forest_data,
     forest_note,
     forest_plot,
@@ -135,15 +136,37 @@ def test_plot_draws_a_row_per_claim_with_a_legend_readable_at_book_width():
     fig, shown = forest_plot(forest_data(claims), title="Table 3")
     assert len(shown) == 3
     ax = fig.axes[0]
-    labels = [t.get_text() for t in ax.get_yticklabels()]
+    labels = [t.get_text() for t in ax.texts]
     assert {"Table 3", "Table 9", "pt_cp-RF"} <= set(labels)
     legend = fig.legends[0]
     assert min(t.get_fontsize() for t in legend.get_texts()) >= 9
     assert {"reproduced", "inconclusive"} <= {t.get_text() for t in legend.get_texts()}
-    assert fig.get_size_inches()[0] == 7.0  # shown at about its drawn size in the book
-    assert min(t.get_fontsize() for t in ax.get_yticklabels()) >= 9
+    assert fig.get_size_inches()[0] == WIDTH == 5.0
+    assert min(t.get_fontsize() for t in ax.texts) >= 12
     import matplotlib.pyplot as plt
 
+    plt.close(fig)
+
+
+def test_plot_is_one_column_readable_on_a_phone():
+    # labels above the lines, not a column of tick labels beside the axis: the axis has the
+    # whole width, and a phone (358 px of text column) shows the 500-px figure at 0.72 of its
+    # size, its 12-point labels (16.7 px at 100 dpi) at 12 px
+    import matplotlib.pyplot as plt
+
+    fig, _ = forest_plot(forest_data(_frame()))
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_yticklabels() == [] or all(not t.get_text() for t in ax.get_yticklabels())
+    axis_box = ax.get_window_extent()
+    assert axis_box.width / fig.bbox.width > 0.85
+    drawn_px = WIDTH * 100
+    shown = 358 / drawn_px
+    assert min(t.get_fontsize() for t in ax.texts) * 100 / 72 * shown >= 11.5
+    # every label starts inside the axis, at its left edge, and stays within the figure
+    for t in ax.texts:
+        box = t.get_window_extent()
+        assert box.x0 >= axis_box.x0 - 1 and box.x1 <= fig.bbox.width + 1
     plt.close(fig)
 
 
