@@ -2,8 +2,13 @@
 
 :func:`claims_widget` returns one self-contained HTML fragment (the claims as JSON, a few lines
 of CSS and plain JavaScript; no library, no network) that shows a page of claims at a time with
-the verdict and a short reason first, the details of a claim on a click, filters by paper,
-chapter, verdict, kind and scale, a search box and sortable columns. Every claim has a stable
+the verdict first, the details of a claim on a click, filters by paper, chapter, verdict, kind
+and scale, a search box and sortable columns. It fits the text column: a row is the verdict,
+the claim id (broken only after its hyphens and underscores), the quantity in at most two lines
+with the reason on one line below it, and the paper's and our values; the chapter and the
+'where' columns show only where the table is 1,000 px wide or more, and below 560 px each claim
+is a card (verdict and id on one line, then the quantity, the reason and the two values). The
+full texts are in the row's details. Every claim has a stable
 anchor, ``#claim-<claim id>``, every chapter one, ``#chapter-<chapter>``, and, when the
 conclusions are given, every conclusion one, ``#conclusion-<conclusion id>``: opening the page
 at such an anchor filters the table to it (chapters link to their claims that way, and the
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pandas as pd
 
@@ -22,7 +28,7 @@ from fusionlib.compendium.summary import MARKS
 
 __all__ = ["claims_widget", "recompute_command", "SHORT"]
 
-#: characters of a reason or quantity shown before "more"
+#: characters of a quantity shown in its row (its details show it whole)
 SHORT = 90
 
 
@@ -74,12 +80,23 @@ def _records(claims: pd.DataFrame, stability: pd.DataFrame | None) -> list[dict]
 _CSS = """
 .ct-controls{display:flex;flex-wrap:wrap;gap:.4em .8em;align-items:center;margin:.5em 0}
 .ct-controls select,.ct-controls input{font-size:.9em;max-width:14em}
-.ct-wrap{overflow-x:auto;max-width:100%}
-table.ct{border-collapse:collapse;width:100%;font-size:.88em;table-layout:auto}
+.ct-wrap{overflow-x:auto;max-width:100%;container-type:inline-size}
+table.ct{border-collapse:collapse;width:100%;font-size:.88em}
+/* the theme lays output tables out automatically; the live table's columns are fixed */
+.ct-live table.ct{table-layout:fixed!important}
 table.ct th{cursor:pointer;text-align:left;border-bottom:2px solid #999;padding:.2em .4em;
- white-space:nowrap}
-table.ct td{border-bottom:1px solid #ddd;padding:.2em .4em;vertical-align:top}
-table.ct td.ct-v{white-space:nowrap;font-weight:600}
+ white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+table.ct td{border-bottom:1px solid #ddd;padding:.2em .4em;vertical-align:top;
+ overflow-wrap:anywhere}
+table.ct th.ct-h-v{width:8.8em}table.ct th.ct-h-id{width:10em}
+table.ct th.ct-h-chapter{width:8.5em}table.ct th.ct-h-where{width:6.5em}
+table.ct th.ct-h-p,table.ct th.ct-h-o{width:6.8em}
+table.ct td.ct-v{font-weight:600;overflow-wrap:normal}
+table.ct td.ct-id{font-size:.92em;overflow-wrap:normal;word-break:normal}
+table.ct td.ct-id a{overflow-wrap:anywhere}
+.ct-clamp{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2;overflow:hidden}
+table.ct .ct-r{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
+ color:#555;font-size:.92em}
 table.ct tr.ct-row{cursor:pointer}
 table.ct tr.ct-row:hover{background:#f4f6fa}
 table.ct tr.ct-detail td{background:#fafafa;font-size:.95em}
@@ -88,8 +105,23 @@ table.ct code{white-space:pre-wrap;word-break:break-all}
 .ct-only[hidden]{display:none}
 .ct-reproduced{color:#1a7f37}.ct-differs{color:#b42318}.ct-inconclusive{color:#9a6700}
 .ct-not-comparable{color:#6e4cc2}.ct-not-run{color:#666}
-.ct-pager{margin:.4em 0;display:flex;gap:.6em;align-items:center}
-@media (max-width:700px){table.ct .ct-narrow-hide{display:none}}
+.ct-pager{margin:.4em 0;display:flex;flex-wrap:wrap;gap:.6em;align-items:center}
+@container (max-width:999px){table.ct .ct-wide{display:none}}
+@container (max-width:560px){
+ .ct-live table.ct,.ct-live table.ct tbody,.ct-live table.ct tr,.ct-live table.ct td{
+  display:block;width:auto}
+ .ct-live table.ct thead tr{display:flex;flex-wrap:wrap;gap:0 .2em}
+ .ct-live table.ct thead th{width:auto;border:0;padding:.1em .3em;font-size:.92em;
+  text-decoration:underline dotted}
+ .ct-live table.ct th.ct-wide,.ct-live table.ct td.ct-wide{display:none}
+ .ct-live table.ct tr.ct-row{padding:.3em 0;border-bottom:1px solid #ddd}
+ .ct-live table.ct tr.ct-row td{border:0;padding:0 .2em}
+ .ct-live table.ct td.ct-v,.ct-live table.ct td.ct-id{display:inline}
+ .ct-live table.ct td.ct-id{margin-left:.4em}
+ .ct-live table.ct td.ct-val{display:inline-block;margin-right:1em}
+ .ct-live table.ct td.ct-val::before{content:attr(data-l) ": ";color:#555}
+ .ct-live table.ct td.ct-val .ct-clamp{display:inline}
+}
 .ct-static{display:none}
 div.ct-nojs .ct-live{display:none}
 div.ct-nojs .ct-static{display:block}
@@ -113,6 +145,8 @@ const flipped=root.querySelector(".ct-flip");
 if(flipped){flipped.addEventListener("change",()=>{page=0;draw();});}
 const esc=s=>String(s).replace(/[&<>"]/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",
  '"':"&quot;"}[c]));
+// an id may break after its hyphens and underscores, nowhere else
+const brk=s=>esc(s).replace(/([-_])/g,"$1<wbr>");
 const short=s=>s.length>%(short)d?esc(s.slice(0,%(short)d))+"…":esc(s);
 function rows(){const t=q.value.toLowerCase();return data.filter(r=>
  (!only||only.ids.includes(r.id))&&
@@ -125,18 +159,23 @@ function draw(){let rs=rows();if(sortKey){rs=rs.slice().sort((a,b)=>
  const body=root.querySelector(".ct-live tbody");body.innerHTML="";
  rs.slice(page*per,page*per+per).forEach(r=>{const tr=document.createElement("tr");
   tr.className="ct-row";tr.id="claim-"+r.id;
-  tr.innerHTML="<td class='ct-v ct-"+r.v.replace(" ","-")+"'>"+r.m+" "+esc(r.v)+"</td>"+
-  "<td><a href='#claim-"+encodeURIComponent(r.id)+"'>"+esc(r.id)+"</a></td>"+
-  (%(one)s?"":"<td class='ct-narrow-hide'>"+esc(r.chapter)+"</td>")+
-  "<td class='ct-narrow-hide'>"+
-  esc(r.where)+"</td><td>"+short(r.q)+"</td><td>"+esc(r.p)+"</td><td>"+esc(r.o)+
-  "</td><td class='ct-narrow-hide'>"+short(r.r)+"</td>";
+  // the mark stays with the verdict's first word ("✓ reproduced", "≠ not / comparable")
+  tr.innerHTML="<td class='ct-v ct-"+r.v.replace(" ","-")+"'>"+r.m+"\u00a0"+esc(r.v)+"</td>"+
+  "<td class='ct-id'><a href='#claim-"+encodeURIComponent(r.id)+"'>"+brk(r.id)+"</a></td>"+
+  (%(one)s?"":"<td class='ct-wide'>"+esc(r.chapter)+"</td>")+
+  "<td class='ct-wide'>"+esc(r.where)+"</td>"+
+  "<td class='ct-q'><span class='ct-clamp'>"+short(r.q)+"</span>"+
+  (r.r?"<span class='ct-r' title=\""+esc(r.r)+"\">"+esc(r.r)+"</span>":"")+"</td>"+
+  "<td class='ct-val' data-l='paper'><span class='ct-clamp'>"+esc(r.p)+"</span></td>"+
+  "<td class='ct-val' data-l='ours'><span class='ct-clamp'>"+esc(r.o)+"</span></td>";
   tr.addEventListener("click",e=>{if(e.target.tagName==="A")return;
    open=(open===r.id)?null:r.id;draw();});body.appendChild(tr);
   if(open===r.id){const d=document.createElement("tr");d.className="ct-detail";
-   d.innerHTML="<td colspan='"+(%(one)s?7:8)+"'><b>"+esc(r.q)+"</b><br>paper: "+esc(r.p)+
-   " · ours: "+esc(r.o)+(r.tol?" · tolerance "+esc(r.tol):"")+"<br>kind: "+esc(r.kind)+
-   " · scale: "+esc(r.s)+" · test: "+esc(r.t)+(r.r?"<br>reason: "+esc(r.r):"")+
+   d.innerHTML="<td colspan='"+(%(one)s?6:7)+"'><b>"+esc(r.q)+"</b><br>paper: "+esc(r.p)+
+   " · ours: "+esc(r.o)+(r.tol?" · tolerance "+esc(r.tol):"")+"<br>"+
+   (%(one)s?"":"chapter: "+esc(r.chapter)+" · ")+"where: "+esc(r.where)+
+   " · kind: "+esc(r.kind)+" · scale: "+esc(r.s)+" · test: "+esc(r.t)+
+   (r.r?"<br>reason: "+esc(r.r):"")+
    (r.seeds?"<br>across seeds: "+esc(r.seeds):"")+
    "<br>recompute: <code>"+esc(r.cmd)+"</code></td>";body.appendChild(d);}});
  root.querySelector(".ct-count").textContent=n+" of "+data.length+" claims";
@@ -162,13 +201,18 @@ window.addEventListener("hashchange",fromHash);draw();fromHash();
 """
 
 
+def _breakable(claim_id: str) -> str:
+    """An id, HTML-escaped, that may break after its hyphens and underscores (``<wbr>``)."""
+    return re.sub(r"([-_])", r"\1<wbr>", html.escape(claim_id))
+
+
 def _static_table(records: list[dict], caption: str) -> str:
     """Every claim as a plain table, for a reader without JavaScript and for print: verdict,
     claim, quantity, paper, ours and the reason, in full."""
     esc = html.escape
     body = "".join(
         f'<tr><td class="ct-v ct-{esc(r["v"].replace(" ", "-"))}">{esc(r["m"])} {esc(r["v"])}'
-        f'</td><td>{esc(r["id"])}</td><td>{esc(r["q"])}</td><td>{esc(r["p"])}</td>'
+        f'</td><td>{_breakable(r["id"])}</td><td>{esc(r["q"])}</td><td>{esc(r["p"])}</td>'
         f'<td>{esc(r["o"])}</td><td>{esc(r["r"])}</td></tr>' for r in records)
     return ('<div class="ct-static ct-wrap"><table class="ct"><caption style="caption-side: '
             f'top; text-align: left; font-weight: 600">{caption}</caption><thead><tr>'
@@ -208,12 +252,12 @@ def claims_widget(claims: pd.DataFrame, *, stability: pd.DataFrame | None = None
     scales = ", ".join(sorted(set(claims["scale"]))) if len(claims) else "none"
     caption = html.escape(caption or f"Claims (scale: {scales})")
     labels = [("v", "verdict"), ("id", "claim"), ("chapter", "chapter"), ("where", "where"),
-              ("q", "quantity"), ("p", "paper"), ("o", "ours"), ("r", "reason")]
+              ("q", "quantity · reason"), ("p", "paper"), ("o", "ours")]
     if one:
         labels.remove(("chapter", "chapter"))
-    narrow = {"chapter", "where", "r"}
+    wide = {"chapter", "where"}  # shown only where the table is 1,000 px wide or more
     head = "".join(
-        f'<th data-k="{k}"{" class=ct-narrow-hide" if k in narrow else ""}>{t}</th>'
+        f'<th data-k="{k}" class="ct-h-{k}{" ct-wide" if k in wide else ""}">{t}</th>'
         for k, t in labels)
     filters = "".join(
         f'<label>{t} <select data-f="{k}"><option value="">all</option></select></label>'
