@@ -555,8 +555,8 @@ def across_readings(readings: Sequence[tuple[str, str]], *, wanted: int | None =
     unstated (``readings``: ``(reading, verdict)`` pairs, our default first).
 
     The paper's number comes from one reading we cannot know, so the readings decide together
-    and symmetrically: "differs" only when every reading computed differs, "reproduced" only
-    when every one reproduces; when one reading reproduces and another differs the statement
+    and symmetrically: "differs" only when every reading differs, "reproduced" only when every
+    one reproduces; when one reading reproduces and another differs the statement
     depends on the unstated choice ("inconclusive", naming both sides), and any other mix is
     "inconclusive" (a reading that could not decide might be the paper's). A
     reading that was not computed does not vote, but while any is missing the readings cannot

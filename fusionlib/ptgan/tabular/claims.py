@@ -229,9 +229,9 @@ def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame) -> pd.
         readings += [(v, str(sens.get((v, key), "not run"))) for v in READINGS]
         decision = across_readings(readings)
         c = run.claim(f"001-T3-readings-adult-nd-{key}", "001", "Table 3",
-                      f"adult, ND, {col}: S_T(PT+CP) - S_T(MP) < 0 under every reading of the "
-                      "choices the paper leaves unstated (temperature, batch norm when "
-                      "sampling)", "< 0", "; ".join(f"{r.split(' (')[0]}: {v}"
+                      f"adult, ND, {col}: S_T(PT+CP) - S_T(MP) < 0, decided over every "
+                      "reading of the choices the paper leaves unstated (temperature, batch "
+                      "norm when sampling)", "< 0", "; ".join(f"{r.split(' (')[0]}: {v}"
                                                      for r, v in readings),
                       decision=decision, why=f"{len(readings)} readings")
         out.append(dict(classifier=col, **{r: v for r, v in readings}, combined=c.verdict,
