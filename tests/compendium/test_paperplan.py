@@ -444,3 +444,14 @@ def test_no_cells_module_imports_the_plan():
         if not path.is_file():
             path = REPO.joinpath(*module.split("."), "__init__.py")
         assert "paperplan" not in path.read_text(encoding="utf-8"), module
+
+
+def test_lower_autogroup_writes_the_nice_value_where_the_kernel_offers_it(tmp_path):
+    from fusionlib.compendium.paperplan import lower_autogroup
+
+    (tmp_path / "123").mkdir()
+    (tmp_path / "123" / "autogroup").write_text("/autogroup-7 nice 0\n")
+    assert lower_autogroup(123, 10, proc=tmp_path)
+    assert (tmp_path / "123" / "autogroup").read_text() == "10"
+    # no such process or no autogroup file (another kernel, another OS): nothing, no error
+    assert not lower_autogroup(456, 10, proc=tmp_path)
