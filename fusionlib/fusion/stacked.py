@@ -13,7 +13,9 @@ the ratio). Nothing is shared between replicas but the code path:
   slice r is replica r's gradient (the other replicas' losses do not depend on it);
 - **optimiser**: one Adam over the stacked parameters. Adam is elementwise, so one Adam over
   ``(R, ...)`` tensors is R independent Adams (tested; with the fused kernel of
-  :class:`~fusionlib.gan.step.OptimizerSpec`, bitwise);
+  :class:`~fusionlib.gan.step.OptimizerSpec`, bitwise); the step packs each network's
+  parameters into one buffer (:class:`~fusionlib.fusion.flat_adam.FlatAdam`: one kernel call
+  per update; equal to per-tensor Adam up to float rounding);
 - **one generator pass**: Algorithm B computes ``G(z)`` for the D_k step and again, with the
   same z, for the G step; G does not change in between, so the step computes it once with its
   graph and gives the D_k step a detached copy (same values, one forward pass saved);
@@ -41,6 +43,7 @@ from torch import nn
 
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.config import FusionConfig
+from fusionlib.fusion.flat_adam import FlatAdam
 from fusionlib.fusion.networks import FusionGenerator, SourceDiscriminator
 
 __all__ = ["StackedLinear", "StackedMLP", "StackedFusionStep", "stack_linears"]
@@ -172,8 +175,8 @@ class StackedFusionStep:
             raise InvalidInputError(f"{k} discriminators but {len(self.index)} index lists")
         self.out_dim = generators[0].out_dim
 
-    def optimizers(self) -> dict[str, torch.optim.Adam]:
-        """One Adam for G and one per D_k over the stacked parameters (fused kernel)."""
+    def optimizers(self) -> dict[str, FlatAdam]:
+        """One Adam for G and one per D_k over the stacked parameters (one flat buffer each)."""
         cfg = self.config
         opts = {"generator": _adam(self.generator.parameters(), cfg.lr_g, cfg.betas)}
         for j, d in enumerate(self.discriminators):
@@ -250,8 +253,8 @@ class StackedFusionStep:
         return g
 
 
-def _adam(params, lr: float, betas: tuple[float, float]) -> torch.optim.Adam:
-    # the same construction as fusionlib.gan.step.OptimizerSpec.build (fused: elementwise,
-    # deterministic on CPU), so a replica's update equals the unstacked run's
-    return torch.optim.Adam(list(params), lr=float(lr), betas=(float(betas[0]), float(betas[1])),
-                            fused=True)
+def _adam(params, lr: float, betas: tuple[float, float]) -> FlatAdam:
+    # Adam as fusionlib.gan.step.OptimizerSpec.build makes it (fused kernel, elementwise,
+    # deterministic on CPU) over one flat buffer: one kernel call per step instead of Adam's
+    # per-tensor bookkeeping (a replica's update equals the unstacked run's up to rounding)
+    return FlatAdam(params, lr=float(lr), betas=(float(betas[0]), float(betas[1])))
