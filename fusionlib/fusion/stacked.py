@@ -111,8 +111,15 @@ class StackedMLP(nn.Module):
         for i, first in enumerate(nets[0]):
             if isinstance(first, nn.Linear):
                 layers.append(stack_linears([net[i] for net in nets]))
-            elif isinstance(first, (nn.ReLU, nn.LeakyReLU)):
-                layers.append(first)
+            elif isinstance(first, nn.ReLU):
+                # in place: the batched product before it does not keep its output for the
+                # backward pass, and ReLU's backward reads the sign of its result (same values)
+                layers.append(nn.ReLU(inplace=True))
+            elif isinstance(first, nn.LeakyReLU):
+                if first.negative_slope <= 0:
+                    raise InvalidInputError("StackedMLP runs LeakyReLU in place, which needs a "
+                                            f"positive slope; got {first.negative_slope}")
+                layers.append(nn.LeakyReLU(first.negative_slope, inplace=True))
             else:
                 raise InvalidInputError(f"StackedMLP stacks Linear, ReLU and LeakyReLU layers, "
                                         f"got {type(first).__name__}")
