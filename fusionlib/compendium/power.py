@@ -19,8 +19,10 @@ verdict changes:
 
 Every paper package keeps a registry of its theory claims' faults (``planted.py`` beside the
 chapter's code, each with a ``planted_faults()`` table); :class:`Planted` is the entry they
-share, :func:`planted_table` the table, and :func:`fault_texts` joins the tables for
-:func:`claim_power` (this module imports no paper package: the notebook hands the tables in).
+share, :class:`Registry` the lookups every such module exposes (by claim id, the theory ids, a
+claim's context, the table), :func:`planted_table` the table, and :func:`fault_texts` joins the
+tables for :func:`claim_power` (this module imports no paper package: the notebook hands the
+tables in).
 
 The re-decision ignores the smoke scale's blanket "not comparable" (it asks whether the rule
 has power on these numbers), so at ``smoke`` the count checks the mechanism, not the papers.
@@ -31,6 +33,7 @@ did not run) are counted as "no planted fault".
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -47,8 +50,8 @@ from fusionlib.compendium.verdicts import (
 )
 from fusionlib.errors import InvalidInputError
 
-__all__ = ["POWER_COLUMNS", "PLANTED_COLUMNS", "Planted", "claim_power", "fault_texts",
-           "planted_context", "planted_table", "power_summary"]
+__all__ = ["POWER_COLUMNS", "PLANTED_COLUMNS", "Planted", "Registry", "claim_power",
+           "fault_texts", "planted_context", "planted_table", "power_summary"]
 
 POWER_COLUMNS: tuple[str, ...] = ("claim_id", "rule", "fault", "verdict", "faulted", "flips")
 #: the columns of every registry's ``planted_faults()`` table
@@ -83,14 +86,18 @@ class Planted:
                                     "builders, an implementation entry neither")
 
 
+def _refuse_duplicates(ids: Iterable[str]) -> None:
+    """An error naming every claim id that occurs more than once."""
+    dup = sorted(cid for cid, n in Counter(ids).items() if n > 1)
+    if dup:
+        raise InvalidInputError(f"claim ids entered twice: {', '.join(dup)}")
+
+
 def planted_table(entries: Iterable[Planted]) -> pd.DataFrame:
     """One row per entry with :data:`PLANTED_COLUMNS` (duplicate claim ids are an error)."""
     rows = [{c: getattr(p, c) for c in PLANTED_COLUMNS} for p in entries]
-    out = pd.DataFrame(rows, columns=list(PLANTED_COLUMNS))
-    dup = out["claim_id"][out["claim_id"].duplicated()]
-    if len(dup):
-        raise InvalidInputError(f"claim ids entered twice: {', '.join(sorted(set(dup)))}")
-    return out
+    _refuse_duplicates(row["claim_id"] for row in rows)
+    return pd.DataFrame(rows, columns=list(PLANTED_COLUMNS))
 
 
 def planted_context(entry: Planted) -> str:
@@ -100,6 +107,47 @@ def planted_context(entry: Planted) -> str:
         return (f"hypothesis: {entry.hypothesis}; instance: {entry.instance}; planted fault it "
                 f"catches: {entry.fault}")
     return f"implementation check ({entry.hypothesis}): {entry.fault}"
+
+
+class Registry:
+    """The planted-fault registry of one chapter: its entries, in order, and the lookups every
+    ``planted.py`` module exposes (``PLANTED``, ``planted``, ``theory_ids``, ``context``,
+    ``planted_faults``).
+
+    Every entry must be a :class:`Planted`, and a claim id entered twice is an error.
+    """
+
+    def __init__(self, entries: Iterable[Planted]) -> None:
+        self.entries: tuple[Planted, ...] = tuple(entries)
+        wrong = [e for e in self.entries if not isinstance(e, Planted)]
+        if wrong:
+            raise InvalidInputError(f"a registry holds Planted entries, got "
+                                    f"{type(wrong[0]).__name__}")
+        _refuse_duplicates(p.claim_id for p in self.entries)
+        #: claim id -> its entry, in the order of :attr:`entries`
+        self.by_id: dict[str, Planted] = {p.claim_id: p for p in self.entries}
+
+    def __repr__(self) -> str:
+        return f"Registry({len(self.entries)} entries, {len(self.theory_ids())} theory)"
+
+    def get(self, claim_id: str) -> Planted:
+        """The entry of ``claim_id`` (an error naming the known ids when absent)."""
+        if claim_id not in self.by_id:
+            raise InvalidInputError(f"no planted-fault entry for {claim_id!r}; known: "
+                                    f"{', '.join(self.by_id)}")
+        return self.by_id[claim_id]
+
+    def theory_ids(self) -> list[str]:
+        """The claim ids counted as theory (each with a planted fault), in entry order."""
+        return [p.claim_id for p in self.entries if p.kind == "theory"]
+
+    def context(self, claim_id: str) -> str:
+        """:func:`planted_context` of ``claim_id``'s entry, for the claim's reason."""
+        return planted_context(self.get(claim_id))
+
+    def table(self) -> pd.DataFrame:
+        """:func:`planted_table` of the entries: one row per claim, :data:`PLANTED_COLUMNS`."""
+        return planted_table(self.entries)
 
 
 def fault_texts(*tables: pd.DataFrame) -> dict[str, str]:

@@ -27,13 +27,12 @@ import functools
 import numpy as np
 import pandas as pd
 
-from fusionlib.compendium.power import Planted, planted_context, planted_table
+from fusionlib.compendium.power import Planted, Registry
 from fusionlib.compendium.verdicts import Decision, Estimate, compare, direction
-from fusionlib.errors import InvalidInputError
 from fusionlib.fairtest.appendix_a1 import average_advantage, numerical_minimiser, split_study
 from fusionlib.fairtest.separation import SEPARATIONS
 
-__all__ = ["PLANTED", "planted", "planted_faults", "context", "theory_ids", "claim_id",
+__all__ = ["REGISTRY", "PLANTED", "planted", "planted_faults", "context", "theory_ids", "claim_id",
            "MINIMISER_TOLERANCE"]
 
 #: the chapter's tolerance on |minimiser - average|
@@ -93,28 +92,27 @@ def _entries() -> list[Planted]:
 
 _ENTRIES: tuple[Planted, ...] = tuple(_entries())
 
+#: the chapter's registry: its entries and their lookups
+REGISTRY: Registry = Registry(_ENTRIES)
 #: every Appendix A.1 claim id -> its entry
-PLANTED: dict[str, Planted] = {p.claim_id: p for p in _ENTRIES}
+PLANTED: dict[str, Planted] = REGISTRY.by_id
 
 
 def planted(claim: str) -> Planted:
     """The entry of claim id ``claim`` (an error naming the known ids when absent)."""
-    if claim not in PLANTED:
-        raise InvalidInputError(f"no planted-fault entry for {claim!r}; known: "
-                                f"{', '.join(PLANTED)}")
-    return PLANTED[claim]
+    return REGISTRY.get(claim)
 
 
 def theory_ids() -> list[str]:
     """The claim ids counted as theory (each with a planted fault)."""
-    return [p.claim_id for p in _ENTRIES if p.kind == "theory"]
+    return REGISTRY.theory_ids()
 
 
 def context(claim: str) -> str:
     """Hypothesis, instance and planted fault of ``claim``, for its reason."""
-    return planted_context(planted(claim))
+    return REGISTRY.context(claim)
 
 
 def planted_faults() -> pd.DataFrame:
     """One row per claim: ``claim_id``, ``kind``, ``hypothesis``, ``instance``, ``fault``."""
-    return planted_table(_ENTRIES)
+    return REGISTRY.table()

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from fusionlib.compendium.power import Planted, planted_context, planted_table
+from fusionlib.compendium.power import Planted, Registry
 from fusionlib.compendium.verdicts import Decision, Estimate, categorical, compare
 from fusionlib.errors import InvalidInputError
 from fusionlib.fusion.complexity import iteration_macs, loglog_slope, source_widths
@@ -31,8 +31,8 @@ from fusionlib.fusion.metric_checks import coverage_by_distance, mmd_by_scale, s
 from fusionlib.metrics.mmd import mmd
 from fusionlib.rng import numpy_rng
 
-__all__ = ["PLANTED", "planted", "planted_faults", "context", "theory_ids", "count_exponent",
-           "DISTANCES", "SHIFTS", "COUNT_TOLERANCE"]
+__all__ = ["REGISTRY", "PLANTED", "planted", "planted_faults", "context", "theory_ids",
+           "count_exponent", "DISTANCES", "SHIFTS", "COUNT_TOLERANCE"]
 
 #: the chapter's distances (section E) and mean shifts (section F)
 DISTANCES: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
@@ -191,29 +191,28 @@ _ENTRIES: tuple[Planted, ...] = (
       for v in ("K", "n", "d", "h")),
 )
 
+#: the chapter's registry: its entries and their lookups
+REGISTRY: Registry = Registry(_ENTRIES)
 #: every theory-or-implementation claim id of sections E, F, H -> its entry
-PLANTED: dict[str, Planted] = {p.claim_id: p for p in _ENTRIES}
+PLANTED: dict[str, Planted] = REGISTRY.by_id
 
 
 def planted(claim_id: str) -> Planted:
     """The entry of ``claim_id`` (an error naming the known ids when absent)."""
-    if claim_id not in PLANTED:
-        raise InvalidInputError(f"no planted-fault entry for {claim_id!r}; known: "
-                                f"{', '.join(PLANTED)}")
-    return PLANTED[claim_id]
+    return REGISTRY.get(claim_id)
 
 
 def theory_ids() -> list[str]:
     """The claim ids counted as theory (each with a planted fault)."""
-    return [p.claim_id for p in _ENTRIES if p.kind == "theory"]
+    return REGISTRY.theory_ids()
 
 
 def context(claim_id: str) -> str:
     """Hypothesis, instance and planted fault of ``claim_id`` (or why it is an implementation
     check), for the claim's reason."""
-    return planted_context(planted(claim_id))
+    return REGISTRY.context(claim_id)
 
 
 def planted_faults() -> pd.DataFrame:
     """One row per claim: ``claim_id``, ``kind``, ``hypothesis``, ``instance``, ``fault``."""
-    return planted_table(_ENTRIES)
+    return REGISTRY.table()

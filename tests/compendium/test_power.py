@@ -144,3 +144,111 @@ def test_a_claim_decided_over_readings_flips_when_the_methods_are_swapped():
     assert power.loc["mixed", "verdict"] == "inconclusive" and not power.loc["mixed", "flips"]
     assert parse_readings("not a list") is None
     assert parse_readings("a, b: differs; c: not run") == [("a, b", "differs"), ("c", "not run")]
+
+
+def _registry_entries():
+    from fusionlib.compendium.power import Planted
+    from fusionlib.compendium.verdicts import categorical
+
+    def ok():
+        return categorical(True)
+
+    return [Planted("t1", "theory", "hyp 1", "inst 1", "fault 1", ok, ok),
+            Planted("i1", "implementation", "identity", "inst i", "why none flips it"),
+            Planted("t2", "theory", "hyp 2", "inst 2", "fault 2", ok, ok)]
+
+
+def test_a_registry_looks_up_its_entries_and_names_the_known_ids_when_absent():
+    import pytest
+
+    from fusionlib.compendium.power import Registry
+    from fusionlib.errors import InvalidInputError
+
+    entries = _registry_entries()
+    reg = Registry(iter(entries))  # any iterable; kept as a tuple in order
+    assert reg.entries == tuple(entries)
+    assert list(reg.by_id) == ["t1", "i1", "t2"] and reg.by_id["i1"] is entries[1]
+    assert reg.get("t2") is entries[2]
+    with pytest.raises(InvalidInputError, match=r"no planted-fault entry for 'nope'; "
+                                                r"known: t1, i1, t2"):
+        reg.get("nope")
+    with pytest.raises(InvalidInputError, match="no planted-fault entry"):
+        reg.context("nope")
+
+
+def test_a_registry_refuses_duplicate_claim_ids_and_foreign_entries():
+    import pytest
+
+    from fusionlib.compendium.power import Registry
+    from fusionlib.errors import InvalidInputError
+
+    entries = _registry_entries()
+    with pytest.raises(InvalidInputError, match=r"claim ids entered twice: i1, t1$"):
+        Registry(entries + [entries[1], entries[0]])
+    with pytest.raises(InvalidInputError, match="Planted entries"):
+        Registry([*entries, ("t3", "theory")])
+    assert Registry([]).theory_ids() == [] and Registry([]).table().empty
+
+
+def test_a_registry_reports_only_its_theory_ids_in_order():
+    from fusionlib.compendium.power import Planted, Registry
+
+    reg = Registry(_registry_entries())
+    assert reg.theory_ids() == ["t1", "t2"]
+    # planted fault: a registry that counted every entry (implementation checks too) as theory
+    # would report "i1", which no honest fault can flip
+    assert "i1" not in reg.theory_ids()
+    assert reg.theory_ids() == [p.claim_id for p in reg.entries if p.kind == "theory"]
+    only_impl = Registry([Planted("i", "implementation", "h", "i", "why")])
+    assert only_impl.theory_ids() == []
+    reg.theory_ids().append("x")  # a fresh list each call: the registry is unchanged
+    assert reg.theory_ids() == ["t1", "t2"]
+
+
+def test_a_registry_table_and_context_match_the_shared_helpers():
+    from fusionlib.compendium.power import (
+        PLANTED_COLUMNS,
+        Registry,
+        planted_context,
+        planted_table,
+    )
+
+    entries = _registry_entries()
+    reg = Registry(entries)
+    table = reg.table()
+    assert list(table.columns) == list(PLANTED_COLUMNS)
+    assert list(table["claim_id"]) == ["t1", "i1", "t2"]
+    assert list(table["kind"]) == ["theory", "implementation", "theory"]
+    pd.testing.assert_frame_equal(table, planted_table(entries))
+    assert reg.context("t1") == ("hypothesis: hyp 1; instance: inst 1; planted fault it "
+                                 "catches: fault 1")
+    assert reg.context("i1") == "implementation check (identity): why none flips it"
+    assert all(reg.context(p.claim_id) == planted_context(p) for p in entries)
+
+
+def test_every_planted_module_is_a_thin_front_of_its_registry():
+    import importlib
+    import inspect
+
+    import pytest
+
+    from fusionlib.compendium.power import PLANTED_COLUMNS, Planted, Registry
+    from fusionlib.errors import InvalidInputError
+
+    for name in ("fusionlib.fusion.planted", "fusionlib.fairtest.planted",
+                 "fusionlib.studies.identification.planted", "fusionlib.ptgan.toys.planted",
+                 "fusionlib.ptgan.variance.planted", "fusionlib.ptgan.theory.planted"):
+        mod = importlib.import_module(name)
+        reg = mod.REGISTRY
+        assert isinstance(reg, Registry), name
+        assert mod.PLANTED is reg.by_id and all(isinstance(p, Planted) for p in reg.entries)
+        for fn in ("planted", "theory_ids", "context", "planted_faults"):
+            assert inspect.isfunction(getattr(mod, fn)), (name, fn)  # not a bound method
+            assert getattr(mod, fn).__doc__, (name, fn)
+        first = reg.entries[0].claim_id
+        assert mod.planted(first) is reg.by_id[first]
+        assert mod.theory_ids() == reg.theory_ids() and mod.theory_ids()
+        assert mod.context(first) == reg.context(first)
+        assert list(mod.planted_faults().columns) == list(PLANTED_COLUMNS)
+        with pytest.raises(InvalidInputError, match="known: "):
+            mod.planted("no-such-claim")

@@ -22,37 +22,16 @@ maps every claim id to its :class:`Planted` entry.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from fusionlib.compendium.power import Planted, Registry
 from fusionlib.compendium.verdicts import Decision, Estimate, categorical, direction
-from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.theory import checks
 
-__all__ = ["Planted", "PLANTED", "planted_faults", "planted", "context", "theory_ids",
+__all__ = ["Planted", "REGISTRY", "PLANTED", "planted_faults", "planted", "context", "theory_ids",
            "theory_claim", "lemma9_rhs", "thm3_bound_decision"]
-
-
-@dataclass(frozen=True)
-class Planted:
-    """One claim of the theory chapter.
-
-    ``kind`` is ``"theory"`` (counted) or ``"implementation"`` (shown, not counted);
-    ``hypothesis`` and ``instance`` say what is checked on what; ``fault`` the planted fault
-    that flips a theory claim (for an implementation claim: why no fault of the paper could).
-    ``honest`` and ``faulted`` build the two decisions of the planted-fault test (theory
-    claims only)."""
-
-    claim_id: str
-    kind: str
-    hypothesis: str
-    instance: str
-    fault: str
-    honest: Callable[[], Decision] | None = None
-    faulted: Callable[[], Decision] | None = None
 
 
 # ----------------------------------------------------------------------------- instances
@@ -637,31 +616,26 @@ _ENTRIES: tuple[Planted, ...] = (
             "our step against the printed formulas on one instance: an implementation check"),
 )
 
+#: the chapter's registry: its entries and their lookups
+REGISTRY: Registry = Registry(_ENTRIES)
 #: every claim id of the chapter -> its entry
-PLANTED: dict[str, Planted] = {p.claim_id: p for p in _ENTRIES}
+PLANTED: dict[str, Planted] = REGISTRY.by_id
 
 
 def planted(claim_id: str) -> Planted:
     """The entry of ``claim_id`` (an error naming the known ids when absent)."""
-    if claim_id not in PLANTED:
-        raise InvalidInputError(f"no planted-fault entry for {claim_id!r}; known: "
-                                f"{', '.join(PLANTED)}")
-    return PLANTED[claim_id]
+    return REGISTRY.get(claim_id)
 
 
 def theory_ids() -> list[str]:
     """The claim ids counted as theory (each with a planted fault)."""
-    return [p.claim_id for p in _ENTRIES if p.kind == "theory"]
+    return REGISTRY.theory_ids()
 
 
 def context(claim_id: str) -> str:
     """The text a claim's reason carries: hypothesis, instance and the planted fault (theory),
     or why it is an implementation check."""
-    p = planted(claim_id)
-    if p.kind == "theory":
-        return (f"hypothesis: {p.hypothesis}; instance: {p.instance}; planted fault it catches: "
-                f"{p.fault}")
-    return f"implementation check ({p.hypothesis}): {p.fault}"
+    return REGISTRY.context(claim_id)
 
 
 def theory_claim(run, claim_id: str, where: str, quantity: str, paper: object, ours: object,
@@ -679,5 +653,4 @@ def theory_claim(run, claim_id: str, where: str, quantity: str, paper: object, o
 def planted_faults() -> pd.DataFrame:
     """One row per claim: ``claim_id``, ``kind``, ``hypothesis``, ``instance`` and ``fault``
     (the fault it catches; for an implementation check, why none could flip it)."""
-    return pd.DataFrame([{"claim_id": p.claim_id, "kind": p.kind, "hypothesis": p.hypothesis,
-                          "instance": p.instance, "fault": p.fault} for p in _ENTRIES])
+    return REGISTRY.table()

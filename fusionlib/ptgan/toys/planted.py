@@ -26,15 +26,15 @@ import functools
 import numpy as np
 import pandas as pd
 
-from fusionlib.compendium.power import Planted, planted_context, planted_table
+from fusionlib.compendium.power import Planted, Registry
 from fusionlib.compendium.verdicts import Decision, categorical, compare
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.evidence import THEORY_MARGIN, relative_estimate
 from fusionlib.ptgan.theory.moments import prop3_closed_form
 from fusionlib.rng import numpy_rng
 
-__all__ = ["PLANTED", "planted", "planted_faults", "context", "theory_ids", "tempered_moments",
-           "less_bimodal", "SETTINGS"]
+__all__ = ["REGISTRY", "PLANTED", "planted", "planted_faults", "context", "theory_ids",
+           "tempered_moments", "less_bimodal", "SETTINGS"]
 
 #: the chapter's settings (mu1, mu2, sigma)
 SETTINGS: tuple[tuple[float, float, float], ...] = ((3.0, -3.0, 0.1), (1.0, -1.0, 1.0),
@@ -128,28 +128,27 @@ _ENTRIES: tuple[Planted, ...] = (
             lambda: _less_bimodal((0.5, 1.0)), lambda: _less_bimodal((1.0, 1.5))),
 )
 
+#: the chapter's registry: its entries and their lookups
+REGISTRY: Registry = Registry(_ENTRIES)
 #: every Proposition 3 theory claim id -> its entry
-PLANTED: dict[str, Planted] = {p.claim_id: p for p in _ENTRIES}
+PLANTED: dict[str, Planted] = REGISTRY.by_id
 
 
 def planted(claim_id: str) -> Planted:
     """The entry of ``claim_id`` (an error naming the known ids when absent)."""
-    if claim_id not in PLANTED:
-        raise InvalidInputError(f"no planted-fault entry for {claim_id!r}; known: "
-                                f"{', '.join(PLANTED)}")
-    return PLANTED[claim_id]
+    return REGISTRY.get(claim_id)
 
 
 def theory_ids() -> list[str]:
     """The claim ids counted as theory (each with a planted fault)."""
-    return [p.claim_id for p in _ENTRIES if p.kind == "theory"]
+    return REGISTRY.theory_ids()
 
 
 def context(claim_id: str) -> str:
     """Hypothesis, instance and planted fault of ``claim_id``, for its reason."""
-    return planted_context(planted(claim_id))
+    return REGISTRY.context(claim_id)
 
 
 def planted_faults() -> pd.DataFrame:
     """One row per claim: ``claim_id``, ``kind``, ``hypothesis``, ``instance``, ``fault``."""
-    return planted_table(_ENTRIES)
+    return REGISTRY.table()

@@ -22,9 +22,8 @@ import functools
 
 import pandas as pd
 
-from fusionlib.compendium.power import Planted, planted_context, planted_table
+from fusionlib.compendium.power import Planted, Registry
 from fusionlib.compendium.verdicts import Decision, compare, direction
-from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.evidence import (
     THEORY_MARGIN,
     all_instances,
@@ -34,7 +33,7 @@ from fusionlib.ptgan.evidence import (
 from fusionlib.ptgan.variance.linear import prop5_closed_form, prop5_monte_carlo
 from fusionlib.ptgan.variance.report import left_mode, two_modes
 
-__all__ = ["PLANTED", "planted", "planted_faults", "context", "theory_ids"]
+__all__ = ["REGISTRY", "PLANTED", "planted", "planted_faults", "context", "theory_ids"]
 
 _R, _BATCHES = 0.5, 200_000
 
@@ -87,28 +86,27 @@ _ENTRIES: tuple[Planted, ...] = (
             lambda: _condition(1.5), lambda: _condition(0.6)),
 )
 
+#: the chapter's registry: its entries and their lookups
+REGISTRY: Registry = Registry(_ENTRIES)
 #: every Proposition 5 theory claim id -> its entry
-PLANTED: dict[str, Planted] = {p.claim_id: p for p in _ENTRIES}
+PLANTED: dict[str, Planted] = REGISTRY.by_id
 
 
 def planted(claim_id: str) -> Planted:
     """The entry of ``claim_id`` (an error naming the known ids when absent)."""
-    if claim_id not in PLANTED:
-        raise InvalidInputError(f"no planted-fault entry for {claim_id!r}; known: "
-                                f"{', '.join(PLANTED)}")
-    return PLANTED[claim_id]
+    return REGISTRY.get(claim_id)
 
 
 def theory_ids() -> list[str]:
     """The claim ids counted as theory (each with a planted fault)."""
-    return [p.claim_id for p in _ENTRIES if p.kind == "theory"]
+    return REGISTRY.theory_ids()
 
 
 def context(claim_id: str) -> str:
     """Hypothesis, instance and planted fault of ``claim_id``, for its reason."""
-    return planted_context(planted(claim_id))
+    return REGISTRY.context(claim_id)
 
 
 def planted_faults() -> pd.DataFrame:
     """One row per claim: ``claim_id``, ``kind``, ``hypothesis``, ``instance``, ``fault``."""
-    return planted_table(_ENTRIES)
+    return REGISTRY.table()
