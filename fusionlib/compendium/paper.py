@@ -72,12 +72,14 @@ def side_by_side(paper: pd.DataFrame, ours: pd.DataFrame, keys: Sequence[str],
     """The paper's rows with ``"<metric> paper"`` and ``"<metric> ours"`` columns side by side.
 
     Rows follow ``paper``; ours are matched on ``keys`` (a missing match gives ``nan`` and the
-    status "not run"). The ``status`` and ``reason`` columns of ``ours`` are carried when present.
+    status "not run"). The ``status``, ``reason`` and ``scale`` columns of ``ours`` are carried
+    when present (``scale``: the scale of the cells a row of ours was computed from, when a
+    chapter mixes scales; :func:`register_table` labels its claims with it).
     """
     missing = [k for k in (*keys, *metrics) if k not in paper.columns or k not in ours.columns]
     if missing:
         raise InvalidInputError(f"columns {missing} missing from the paper or our table")
-    extra = [c for c in ("status", "reason") if c in ours.columns]
+    extra = [c for c in ("status", "reason", "scale") if c in ours.columns]
     merged = paper[[*keys, *metrics]].merge(
         ours[[*keys, *metrics, *extra]], on=list(keys), how="left", suffixes=(" paper", " ours"))
     if "status" in merged:
@@ -131,7 +133,9 @@ def register_table(run: object, table: pd.DataFrame, *, seed_file: str, tag: str
                           tolerance=None if tol is None else round(tol, 5), not_run=not_run,
                           not_comparable=biased or None,
                           why=why(r, m) if why is not None else "",
-                          **({} if exact is None else {"exact": exact}))
+                          **({} if exact is None else {"exact": exact}),
+                          **({"scale": r["scale"]} if isinstance(r.get("scale"), str)
+                             and r["scale"] else {}))
             verdicts.append({group: r[group], **{k: r[k] for k in keys}, "metric": m,
                              "verdict": c.verdict})
     return pd.DataFrame(verdicts, columns=[group, *keys, "metric", "verdict"])

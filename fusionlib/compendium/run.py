@@ -339,10 +339,19 @@ class Run:
         expect: str | None = None,
         exact: str | None = None,
         decision: Decision | None = None,
+        scale: str | None = None,
     ) -> Claim:
-        """Register one scorecard row (see :func:`fusionlib.compendium.claims.make_claim`)."""
+        """Register one scorecard row (see :func:`fusionlib.compendium.claims.make_claim`).
+
+        ``scale``: the scale of the cells ``ours`` was computed from, when not this chapter's
+        (a cpu chapter that reads paper-scale cells, computed here or installed from a bundle);
+        the opening box then also says where that scale's cells came from (:meth:`finish`).
+        """
+        if scale is not None and scale not in SCALES:
+            raise InvalidInputError(f"claim {claim_id!r}: scale {scale!r} is not one of "
+                                    f"{', '.join(SCALES)}")
         c = make_claim(
-            claim_id, seed_file, where, quantity, paper, ours, scale=self.scale,
+            claim_id, seed_file, where, quantity, paper, ours, scale=scale or self.scale,
             experiment=self.name, kind=kind, tolerance=tolerance, verdict=verdict,
             reason=reason, not_run=not_run, not_comparable=not_comparable, why=why,
             expect=expect, exact=exact, decision=decision,
@@ -381,6 +390,10 @@ class Run:
         from fusionlib.compendium.cells.origin import origin_line
 
         record["origin"] = origin_line(self.name, self.scale, self.seed)
+        others = sorted(set(frame["scale"]) - {self.scale}) if len(frame) else []
+        extra = [origin_line(self.name, s, self.seed) for s in others]
+        if record["origin"] and any(extra):  # claims decided from another scale's cells
+            record["origin"] = " ".join([record["origin"], *(x for x in extra if x)])
         atomic_write_json(self.results_dir / "provenance.json", record)
         atomic_write_json(self.results_dir / "figures.json", self._figures)
         return record

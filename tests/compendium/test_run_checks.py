@@ -40,3 +40,23 @@ def test_bad_seeds_are_refused_alike(seed, tmp_path):
                  lambda: C.Cell("fake_np_seed", {}, seed)):
         with pytest.raises(InvalidInputError, match="seed must be an integer >= 0"):
             make()
+
+
+def test_a_claim_may_name_the_scale_of_its_cells(tmp_path, monkeypatch):
+    """A cpu chapter's claim decided from paper-scale cells is labelled paper, and the
+    opening box's origin line then covers both scales."""
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    run.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, tolerance=0.1, exact="a test number")
+    run.claim("001-X-2", "001", "Table 10", "q", 1.0, 1.0, tolerance=0.1, exact="a test number", scale="paper")
+    assert dict(zip(run.claims.claim_id, run.claims.scale)) == {"001-X-1": "cpu", "001-X-2": "paper"}
+    with pytest.raises(InvalidInputError, match="scale 'gpu' is not one of"):
+        run.claim("001-X-3", "001", "Table 3", "q", 1.0, 1.0, tolerance=0.1, exact="a test number", scale="gpu")
+    from fusionlib.compendium.cells import origin
+
+    monkeypatch.setattr(origin, "origin_line",
+                        lambda chapter, scale, seed=0, root=None: f"Results at scale {scale}.")
+    record = run.finish()
+    assert record["origin"] == "Results at scale cpu. Results at scale paper."
+    only = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path / "b")
+    only.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, tolerance=0.1, exact="a test number")
+    assert only.finish()["origin"] == "Results at scale cpu."

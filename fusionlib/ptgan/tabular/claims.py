@@ -95,16 +95,21 @@ def paper_side(run, table_name: str, tag: str, *, summary: pd.DataFrame, main: p
     return table.assign(method=table.method.map(method_label)), v
 
 
-def shown(table: pd.DataFrame) -> pd.DataFrame:
+def shown(table: pd.DataFrame, scale: str | None = None) -> pd.DataFrame:
     """The columns of a :func:`paper_side` table the chapter displays: per classifier, the
-    paper's and our mean and sd and the verdict; then our number of runs."""
+    paper's and our mean and sd and the verdict; then our number of runs, and the scale each of
+    our rows was computed at when any is not ``scale`` (the chapter's; without it: when they
+    come from more than one)."""
     cols = list(KEYS)
     for m in COLUMNS.values():
         cols += [f"{m} paper", f"{m} ours", f"{m} sd paper", f"{m} sd ours", f"{m} verdict"]
     missing = [c for c in cols + ["runs ours"] if c not in table.columns]
     if missing:
         raise InvalidInputError(f"not a paper_side table: it lacks {missing}")
-    return table[cols + ["runs ours"]]
+    # the scale each of our rows was computed at, when the chapter reads another scale's cells
+    scales = set(table["scale"].dropna()) if "scale" in table.columns else set()
+    mixed = bool(scales - {scale}) if scale else len(scales) > 1
+    return table[cols + ["runs ours"] + (["scale"] if mixed else [])]
 
 
 def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
@@ -114,6 +119,11 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
     """Register, per (dataset, discrepancy) of ``table_name`` where the paper reports
     ``other``, and per classifier, the claim that ``S_T(PT+CP) - S_T(other) < 0`` per
     repetition (``001-<tag>-rank-...``).
+
+    A claim is decided when ``main`` holds both methods' repetitions; its rows may come from
+    another scale's cells (a ``scale`` column: a cpu chapter reads the paper scale's cells for
+    the rows only that scale runs; both scales share the split, the repetition seeds and, on
+    Adult, the protocol), and the claim is then labelled with that scale.
 
     The paper's gap is read from ``all_paper`` (Tables 3, 10 and 11 together, so that PT+CP
     is found for Table 11's MP rows); a dataset whose data is absent (``plan``) or that this
@@ -133,22 +143,34 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
             what = (f"{d}, {disc.upper()}, {col}: S_T(PT+CP) - S_T({method_label(other)}) < 0 "
                     "per repetition (PTGAN better)")
             paper_gap = round(float(p.loc["pt+cp", col] - p.loc[other, col]), 3)
+            rows = main[(main.dataset == d) & (main.discrepancy == disc)
+                        & main.method.isin(["pt+cp", other])]
             if plan.get(d):
                 c = run.claim(cid, "001", table_name, what, paper_gap, None,
                               not_run=f"data absent: {plan[d]}")
-            elif d not in cfg["datasets"] or disc not in discrepancies \
-                    or other not in cfg["settings"]:
+            elif set(rows.method) != {"pt+cp", other}:
+                ran = (d in cfg["datasets"] and disc in discrepancies
+                       and other in cfg["settings"])
                 c = run.claim(cid, "001", table_name, what, paper_gap, None,
-                              not_run=f"paper scale only (the {run.scale} scale runs "
+                              not_run=f"no repetitions of both methods at scale {run.scale}"
+                              if ran else
+                              f"paper scale only (the {run.scale} scale runs "
                               f"{', '.join(method_label(m) for m in cfg['settings'])} on "
-                              f"{', '.join(x.upper() for x in cfg['discrepancies'])})")
+                              f"{', '.join(x.upper() for x in discrepancies)}) and its cells "
+                              "are not computed yet: `make paper-cells ONLY=ptgan_tabular` "
+                              "computes them on CPU")
             else:
                 est, n = paired_difference(main, d, disc, key, "pt+cp", other)
+                scales = (sorted(set(rows["scale"].dropna())) if "scale" in rows else [])
+                scales = scales or [run.scale]
                 red = reductions.get(d)
                 c = run.claim(cid, "001", table_name, what, paper_gap, est, expect="<0",
                               not_comparable=(f"protocol at scale {run.scale}: "
                                               + "; ".join(red)) if red else None,
-                              why=f"{n} paired repetitions at scale {run.scale}")
+                              why=f"{n} paired repetitions at scale {' and '.join(scales)}"
+                              + (" (the same split, repetition seeds and protocol)"
+                                 if len(scales) > 1 else ""),
+                              scale="paper" if "paper" in scales else None)
             out.append(dict(dataset=d, discrepancy=disc, other=other, classifier=col,
                             paper=paper_gap, ours=c.ours, se=c.ours_se, n=c.ours_n,
                             verdict=c.verdict))
@@ -184,11 +206,13 @@ def pooled_claims(run, per_seed: Mapping[int, pd.DataFrame], *, all_paper: pd.Da
     return pd.DataFrame(out)
 
 
-def sensitivity_claims(run, rows: pd.DataFrame, *, reductions: Sequence[str]) -> pd.DataFrame:
+def sensitivity_claims(run, rows: pd.DataFrame, *, reductions: Sequence[str],
+                       scale: str | None = None) -> pd.DataFrame:
     """Register ``001-T3-sens-<choice>-<classifier>`` (kind extension): under each unstated
     choice (``rows`` from :func:`~fusionlib.ptgan.tabular.evidence.sensitivity_rows`),
-    S_T(PT+CP) - S_T(MP) < 0 per repetition, the paper's ordering. Returns (variant,
-    classifier, verdict) per claim registered."""
+    S_T(PT+CP) - S_T(MP) < 0 per repetition, the paper's ordering. ``scale``: the scale of the
+    cells the rows came from, when not the chapter's. Returns (variant, classifier, verdict)
+    per claim registered."""
     from fusionlib.compendium.verdicts import Estimate
 
     out = []
@@ -200,7 +224,7 @@ def sensitivity_claims(run, rows: pd.DataFrame, *, reductions: Sequence[str]) ->
                       "S_T(MP) < 0 per repetition (the paper's ordering under another unstated "
                       "choice)", "< 0", est, expect="<0", kind="extension",
                       not_comparable=("protocol: " + "; ".join(reductions)) if reductions
-                      else None, why=f"{r['pairs']} paired repetitions")
+                      else None, why=f"{r['pairs']} paired repetitions", scale=scale)
         out.append(dict(variant=r["variant"], classifier=r["classifier"], verdict=c.verdict))
     return pd.DataFrame(out, columns=["variant", "classifier", "verdict"])
 

@@ -10,6 +10,8 @@ balance of every repetition, S_T pooled over root seeds, and the sensitivity to 
   stays far from the data's has collapsed onto one label.
 * :func:`pooled_difference`: ``S_T(a) - S_T(b)`` over the repetitions of several root seeds, seed
   as a block (each root seed has its own split and repetition seeds).
+* :func:`paper_rows_beside`: the paper scale's main runs of the rows a cpu chapter's own grid
+  lacks (Tables 10 and 11), from the cells present.
 * :func:`sensitivity_rows`: per unstated choice, each method's S_T (mean, median, se) and the
   paired difference.
 
@@ -30,8 +32,8 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.tabular.report import s_t_from_curves
 from fusionlib.ptgan.tabular.runs import counted_points
 
-__all__ = ["COLLAPSE_FRACTION", "balance_frame", "label_collapse", "pooled_difference",
-           "present_runs", "sensitivity_rows", "split_variant"]
+__all__ = ["COLLAPSE_FRACTION", "balance_frame", "label_collapse", "paper_rows_beside",
+           "pooled_difference", "present_runs", "sensitivity_rows", "split_variant"]
 
 #: a repetition has collapsed onto one label when its mean positive-label share over the counted
 #: half of training is off the data's share by more than this fraction of the data's share
@@ -163,3 +165,28 @@ def sensitivity_rows(scores: pd.DataFrame, classifiers: Sequence[str],
         row["pairs"] = int(d.size)
         out.append(row)
     return pd.DataFrame(out)
+
+
+#: the words of a sensitivity cell's label (``"adult nd pt+cp tau=1 x10"``)
+_SENSITIVITY_WORDS = ("tau=", "bn=", "data=")
+
+
+def paper_rows_beside(main: pd.DataFrame, seed: int = 0, *,
+                      root: str | os.PathLike[str] | None = None
+                      ) -> tuple[pd.DataFrame, list[str]]:
+    """The paper scale's main runs of the (dataset, discrepancy, method) rows ``main`` lacks,
+    from the cells present (computed here or installed from a bundle; nothing is computed),
+    with ``scale = "paper"``: a cpu chapter shows them for the rows of Tables 10 and 11 that
+    only the paper scale runs. Sensitivity members are left out (the chapter reads them
+    itself). Returns ``(scores, labels)``: ``labels`` names the paper scale's main cells whose
+    shard is missing (sensitivity and reference cells left out)."""
+    _, scores, _, _, missing = present_runs("paper", seed, root=root)
+    labels = [m for m in missing if not any(w in m for w in _SENSITIVITY_WORDS)
+              and "reference" not in m]
+    if not len(scores):
+        return pd.DataFrame(columns=[*main.columns, "scale"]), labels
+    scores = scores[~scores.method.str.contains(" ", regex=False)]
+    keys = ["dataset", "discrepancy", "method"]
+    have = set(map(tuple, main[keys].drop_duplicates().to_numpy())) if len(main) else set()
+    new = [tuple(k) not in have for k in scores[keys].to_numpy()]
+    return scores[new].assign(scale="paper").reset_index(drop=True), labels

@@ -104,7 +104,8 @@ def ours_for_paper(paper: pd.DataFrame, summary: pd.DataFrame,
                    missing: Mapping[str, str | None], scale: str) -> pd.DataFrame:
     """Our rows for every row of ``paper`` with ``status`` and ``reason``.
 
-    ``missing`` maps a dataset to why its files are absent (None when present).
+    ``missing`` maps a dataset to why its files are absent (None when present). A ``scale``
+    column of ``summary`` (the scale each row was computed at) is carried.
     """
     merged = paper[_KEYS].merge(summary, on=_KEYS, how="left")
     status, reason = [], []
@@ -115,8 +116,9 @@ def ours_for_paper(paper: pd.DataFrame, summary: pd.DataFrame,
             reason.append(f"data absent: {why_missing}")
         elif pd.isna(r.get("RF")):
             status.append("not run")
-            reason.append(f"paper scale only (the {scale} scale runs a reduced grid); run the "
-                          "ptgan_tabular cells at scale paper (GPU runners)")
+            reason.append(f"paper scale only (the {scale} scale runs a reduced grid) and its cell "
+                          "is not computed yet: `make paper-cells ONLY=ptgan_tabular` computes "
+                          "it on CPU (no GPU needed)")
         else:
             status.append("run")
             reason.append("")

@@ -136,3 +136,71 @@ def test_readings_claims_flip_when_the_methods_are_swapped(tmp_path):
             == "differs").all()
     assert (readings_claims(run, _pooled("reproduced"), _sens(swapped)).combined
             == "reproduced").all()
+
+
+def _jsd(gap: float, scale: str = "paper") -> pd.DataFrame:
+    """Three repetitions of Adult JSD from another scale's cells: PT+CP ``gap`` above MP on
+    average (gap - 0.002, gap, gap + 0.002)."""
+    rows = [dict(dataset="adult", discrepancy="jsd", method=m, rep=rep, classifier=clf,
+                 s_t=0.05 + 0.01 * rep + (gap + 0.002 * (rep - 1) if m == "pt+cp" else 0.0),
+                 scale=scale)
+            for rep in range(3) for clf in CLASSIFIERS for m in ("pt+cp", "mp-1")]
+    return pd.DataFrame(rows)
+
+
+def _rank10(tmp_path, main: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    cfg = {"datasets": ["adult"], "settings": ["pt+cp", "mp-1"], "discrepancies": ["nd"]}
+    plan = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    out = ranking_claims(run, "Table 10", "T3", ["nd"], all_paper=all_paper, main=main,
+                         plan=plan, cfg=cfg, reductions={"adult": []})
+    return out, run.claims.set_index("claim_id")
+
+
+def test_ranking_claims_read_the_paper_scales_rows_where_present(tmp_path):
+    """A cpu chapter's grid has no JSD; the paper scale's JSD cells decide the JSD claims,
+    labelled with scale paper. Planted fault: PT+CP above MP flips the verdict to differs."""
+    main = _scores().assign(scale="cpu")
+    out, claims = _rank10(tmp_path, main)
+    jsd = claims.loc["001-T3-rank-adult-jsd-rf"]
+    assert jsd["verdict"] == "not run"
+    assert "paper scale only" in jsd["reason"] and "make paper-cells" in jsd["reason"]
+
+    below = pd.concat([main, _jsd(-0.01)], ignore_index=True)
+    out, claims = _rank10(tmp_path / "b", below)
+    jsd = claims.loc["001-T3-rank-adult-jsd-rf"]
+    assert jsd["verdict"] == "reproduced" and jsd["scale"] == "paper"
+    assert float(jsd["ours"]) == pytest.approx(-0.01)
+    pd_rows = claims.loc["001-T3-rank-adult-pd-rf"]  # PD not computed: still not run
+    assert pd_rows["verdict"] == "not run" and pd_rows["scale"] == "cpu"
+
+    above = pd.concat([main, _jsd(+0.01)], ignore_index=True)
+    _, claims = _rank10(tmp_path / "c", above)
+    assert claims.loc["001-T3-rank-adult-jsd-rf", "verdict"] == "differs"
+
+
+def test_ranking_claims_need_both_methods(tmp_path):
+    """One method's cells alone decide nothing (the other's are still missing)."""
+    one = _jsd(-0.01)
+    main = pd.concat([_scores().assign(scale="cpu"), one[one.method == "pt+cp"]],
+                     ignore_index=True)
+    _, claims = _rank10(tmp_path, main)
+    assert claims.loc["001-T3-rank-adult-jsd-lr", "verdict"] == "not run"
+
+
+def test_paper_side_labels_rows_from_the_paper_scale(tmp_path):
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    main = pd.concat([_scores().assign(scale="cpu"), _jsd(-0.01)], ignore_index=True)
+    summary = s_t_summary(main).merge(
+        main[["dataset", "discrepancy", "method", "scale"]].drop_duplicates(),
+        on=["dataset", "discrepancy", "method"], how="left")
+    missing = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    table, _ = paper_side(run, "Table 10", "T10", summary=summary, main=main, missing=missing,
+                          reductions={"adult": []})
+    claims = run.claims.set_index("claim_id")
+    jsd = claims[claims.index.str.startswith("001-T10-adult-jsd-")]
+    assert len(jsd) and (jsd["scale"] == "paper").all()
+    assert (claims[claims.index.str.startswith("001-T10-adult-pd-")]["scale"] == "cpu").all()
+    assert shown(table, "cpu").columns[-1] == "scale"  # the rows say where they came from
+    assert "scale" not in shown(table, "paper").columns

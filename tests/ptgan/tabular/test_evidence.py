@@ -74,3 +74,30 @@ def test_sensitivity_rows_pair_each_choice_separately():
     assert out.loc["tau=1", "difference"] == pytest.approx(-0.03)
     assert out.loc["tau=1", "pairs"] == 2 and out.loc["tau=1", "pt+cp n"] == 2
     assert split_variant("mp-1 data=uci-complete") == ("mp-1", "data=uci-complete")
+
+
+def test_paper_rows_beside_adds_only_the_rows_main_lacks(monkeypatch):
+    """The paper scale's main runs of rows the cpu grid lacks, labelled scale paper; the
+    rows the cpu grid has, and the sensitivity members, stay out."""
+    from fusionlib.ptgan.tabular import evidence
+
+    def row(disc, method):
+        return dict(dataset="adult", discrepancy=disc, method=method, rep=0, classifier="rf",
+                    s_t=0.05)
+    paper = pd.DataFrame([row("nd", "pt+cp"), row("jsd", "pt+cp"), row("jsd", "mp-1"),
+                          row("nd", "pt+cp tau=1"), row("nd", "mp-10")])
+    missing = ["adult pd pt+cp x10", "adult nd pt+cp tau=0.5 x10", "adult reference",
+               "law_school nd mp x10"]
+    monkeypatch.setattr(evidence, "present_runs",
+                        lambda scale, seed=0, root=None: (None, paper, None, None, missing))
+    main = pd.DataFrame([row("nd", "pt+cp"), row("nd", "mp-1")]).assign(scale="cpu")
+    got, labels = evidence.paper_rows_beside(main)
+    assert sorted(zip(got.discrepancy, got.method)) == [("jsd", "mp-1"), ("jsd", "pt+cp"),
+                                                        ("nd", "mp-10")]
+    assert (got["scale"] == "paper").all()
+    assert labels == ["adult pd pt+cp x10", "law_school nd mp x10"]
+    # nothing at the paper scale: an empty frame with main's columns
+    monkeypatch.setattr(evidence, "present_runs",
+                        lambda scale, seed=0, root=None: (None, pd.DataFrame(), None, None, []))
+    got, labels = evidence.paper_rows_beside(main)
+    assert got.empty and "scale" in got.columns and labels == []
