@@ -45,12 +45,14 @@ def test_bad_seeds_are_refused_alike(seed, tmp_path):
 def test_a_claim_may_name_the_scale_of_its_cells(tmp_path, monkeypatch):
     """A cpu chapter's claim decided from paper-scale cells is labelled paper, and the
     opening box's origin line then covers both scales."""
+    kw = dict(tolerance=0.1, exact="a test number")
     run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
-    run.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, tolerance=0.1, exact="a test number")
-    run.claim("001-X-2", "001", "Table 10", "q", 1.0, 1.0, tolerance=0.1, exact="a test number", scale="paper")
-    assert dict(zip(run.claims.claim_id, run.claims.scale)) == {"001-X-1": "cpu", "001-X-2": "paper"}
+    run.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, **kw)
+    run.claim("001-X-2", "001", "Table 10", "q", 1.0, 1.0, scale="paper", **kw)
+    labels = dict(zip(run.claims.claim_id, run.claims.scale, strict=True))
+    assert labels == {"001-X-1": "cpu", "001-X-2": "paper"}
     with pytest.raises(InvalidInputError, match="scale 'gpu' is not one of"):
-        run.claim("001-X-3", "001", "Table 3", "q", 1.0, 1.0, tolerance=0.1, exact="a test number", scale="gpu")
+        run.claim("001-X-3", "001", "Table 3", "q", 1.0, 1.0, scale="gpu", **kw)
     from fusionlib.compendium.cells import origin
 
     monkeypatch.setattr(origin, "origin_line",
@@ -58,5 +60,5 @@ def test_a_claim_may_name_the_scale_of_its_cells(tmp_path, monkeypatch):
     record = run.finish()
     assert record["origin"] == "Results at scale cpu. Results at scale paper."
     only = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path / "b")
-    only.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, tolerance=0.1, exact="a test number")
+    only.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, **kw)
     assert only.finish()["origin"] == "Results at scale cpu."
