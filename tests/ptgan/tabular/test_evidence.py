@@ -92,8 +92,8 @@ def test_paper_rows_beside_adds_only_the_rows_main_lacks(monkeypatch):
                         lambda scale, seed=0, root=None: (None, paper, None, None, missing))
     main = pd.DataFrame([row("nd", "pt+cp"), row("nd", "mp-1")]).assign(scale="cpu")
     got, labels = evidence.paper_rows_beside(main)
-    assert sorted(zip(got.discrepancy, got.method, strict=True)) == [("jsd", "mp-1"), ("jsd", "pt+cp"),
-                                                        ("nd", "mp-10")]
+    pairs = sorted(zip(got.discrepancy, got.method, strict=True))
+    assert pairs == [("jsd", "mp-1"), ("jsd", "pt+cp"), ("nd", "mp-10")]
     assert (got["scale"] == "paper").all()
     assert labels == ["adult pd pt+cp x10", "law_school nd mp x10"]
     # nothing at the paper scale: an empty frame with main's columns
