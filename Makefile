@@ -188,8 +188,9 @@ install-bundles: env  ## import each bundles/*.tar.gz once (verified; a refused 
 paper-plan: check-paper env  ## every paper-scale cell: core-minutes, GPU or not, shard here; totals per chapter (CALIBRATE=1)
 	$(PY) -m fusionlib.compendium.paperplan plan --seed $(SEED) $(if $(ONLY),--only $(ONLY)) $(if $(CALIBRATE),--calibrate)
 
-paper-cells: check-paper check-budget env data install-bundles  ## missing CPU paper cells within BUDGET=<minutes> (ONLY=<experiment>), then a bundle
-	$(PY) -m fusionlib.compendium.paperplan cells --budget $(BUDGET) --seed $(SEED) $(if $(ONLY),--only $(ONLY))
+# one cell at a time (a background job) unless JOBS is given on the command line
+paper-cells: check-paper check-budget env data install-bundles  ## missing CPU paper cells within BUDGET=<minutes> (ONLY=<experiment>; JOBS=<n> at a time), then a bundle
+	$(PY) -m fusionlib.compendium.paperplan cells --budget $(BUDGET) --seed $(SEED) $(if $(ONLY),--only $(ONLY)) $(if $(filter command line,$(origin JOBS)),--jobs $(JOBS))
 
 paper-gpu: check-paper check-budget env data install-bundles  ## the image cells within BUDGET=<minutes> on a CUDA device, then a bundle
 	$(PY) -m fusionlib.compendium.paperplan gpu --budget $(BUDGET) --seed $(SEED) $(if $(ONLY),--only $(ONLY))

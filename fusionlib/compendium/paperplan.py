@@ -91,11 +91,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fusionlib.checks import check_positive_int
+
 __all__ = ["SCALE", "RATES_FILE", "BUNDLES_DIR", "STAMP_DIR", "WORK", "GPU_EXPERIMENTS",
            "CPU_VALUE", "Work", "Point", "Model", "PlanCell", "Outcome", "fit_models",
            "shard_point", "shard_points", "reestimate", "rate_points", "plan_points",
            "merge_rates", "build_plan", "format_plan", "cpu_order",
-           "gpu_value_key", "select_cells", "run_budget", "run_cell_process", "lower_autogroup",
+           "gpu_value_key", "select_cells", "run_budget", "simulate_budget", "run_cell_process",
+           "stop_live", "LIVE", "lower_autogroup",
            "export_bundle",
            "install_bundles", "calibrate", "calibration_checks", "cuda_device", "main",
            "MIN_CHUNK_S", "README_MEASURED", "format_totals", "source_key"]
@@ -971,10 +974,36 @@ def _has_fidelity() -> bool:
     return importlib.util.find_spec("torch_fidelity") is not None
 
 
+def _decide(c: PlanCell, left: float, unknown: bool) -> tuple[Outcome | None, str]:
+    """Whether ``c`` starts with ``left`` seconds of budget (:func:`run_budget`'s rule):
+    ``(None, note)`` to start it (``note``: how it will end), else ``(skipped outcome, "")``."""
+    need, chunk = c.remaining_s, c.chunk_s
+    if left <= 0:
+        return Outcome(c, "skipped", 0.0, "budget spent"), ""
+    resumable = c.checkpoint_every is not None and left >= MIN_CHUNK_S and (
+        chunk is None or chunk <= left)
+    if need is None and not resumable and not unknown:
+        return Outcome(c, "skipped", 0.0, "no estimate (make paper-plan CALIBRATE=1)"), ""
+    if need is not None and need > left and not resumable:
+        return Outcome(c, "skipped", 0.0,
+                       f"needs ~{_minutes(need)} min, {_minutes(left)} min left"), ""
+    return None, ("" if need is not None and need <= left else " (to be cut off and resumed)"
+                  if c.checkpoint_every is not None else " (cost unknown: stopped if it runs "
+                  "past the budget; no checkpoint, so its work would be lost)")
+
+
+def _start_line(c: PlanCell, at_s: float, note: str) -> str:
+    return (f"[{at_s / 60:6.1f} min] start {c.experiment}/{c.cell_id} ({c.label}; est "
+            f"{_minutes(c.remaining_s)} min"
+            f"{', from ' + format(c.progress, '.0%') if c.progress else ''}){note}")
+
+
 def run_budget(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
                clock: Callable[[], float] = time.monotonic, unknown: bool = False,
-               say: Callable[[str], None] = print) -> list[Outcome]:
-    """Run ``cells`` (already in value order) one at a time within ``budget_s`` seconds.
+               say: Callable[[str], None] = print, jobs: int = 1) -> list[Outcome]:
+    """Run ``cells`` (already in value order) within ``budget_s`` seconds, ``jobs`` at a time
+    (each in a thread of its own that waits on its cell's process; the next cell in value
+    order starts when one ends).
 
     A cell starts when its estimate (what its checkpoint has not done yet) fits the time left;
     a cell of a checkpointing experiment also starts when one checkpoint interval and
@@ -982,39 +1011,96 @@ def run_budget(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
     cell without an estimate starts if it checkpoints, or with ``unknown`` (the GPU runner,
     where nothing has been measured before the first cell of a kind: it starts with the time
     left and is stopped when that runs out). Estimates are read when a cell's turn comes, so a
-    runner may refine them (:func:`reestimate`). ``runner(cell, seconds_left)`` runs one cell
-    and returns ``done``, ``cut off`` or ``failed``.
+    runner may refine them (:func:`reestimate`; with ``jobs`` > 1 from several threads, so it
+    must lock). ``runner(cell, seconds_left)`` runs one cell and returns ``done``, ``cut off``
+    or ``failed``. Outcomes are returned in the order the cells were tried (one job) or ended.
     """
+    check_positive_int("jobs", jobs)
+    if jobs > 1:
+        return _run_parallel(cells, budget_s, runner, clock=clock, unknown=unknown, say=say,
+                             jobs=jobs)
     start = clock()
     out: list[Outcome] = []
     for c in cells:
-        left = budget_s - (clock() - start)
-        name = f"{c.experiment}/{c.cell_id}"
-        need, chunk = c.remaining_s, c.chunk_s
-        if left <= 0:
-            out.append(Outcome(c, "skipped", 0.0, "budget spent"))
+        skipped, note = _decide(c, budget_s - (clock() - start), unknown)
+        if skipped is not None:
+            out.append(skipped)
+            if skipped.message.startswith("no estimate"):
+                say(f"skip  {c.experiment}/{c.cell_id}: no estimate of its cost")
             continue
-        resumable = c.checkpoint_every is not None and left >= MIN_CHUNK_S and (
-            chunk is None or chunk <= left)
-        if need is None and not resumable and not unknown:
-            out.append(Outcome(c, "skipped", 0.0, "no estimate (make paper-plan CALIBRATE=1)"))
-            say(f"skip  {name}: no estimate of its cost")
-            continue
-        if need is not None and need > left and not resumable:
-            out.append(Outcome(c, "skipped", 0.0,
-                               f"needs ~{_minutes(need)} min, {_minutes(left)} min left"))
-            continue
-        plan = ("" if need is not None and need <= left else " (to be cut off and resumed)"
-                if c.checkpoint_every is not None else " (cost unknown: stopped if it runs past "
-                "the budget; no checkpoint, so its work would be lost)")
-        say(f"[{(clock() - start) / 60:6.1f} min] start {name} ({c.label}; est "
-            f"{_minutes(need)} min{', from ' + format(c.progress, '.0%') if c.progress else ''})"
-            f"{plan}")
+        say(_start_line(c, clock() - start, note))
         t0 = clock()
-        status = runner(c, left)
+        status = runner(c, budget_s - (t0 - start))
         spent = clock() - t0
         out.append(Outcome(c, status, spent))
-        say(f"[{(clock() - start) / 60:6.1f} min] {status:7s} {name} after {spent / 60:.1f} min")
+        say(f"[{(clock() - start) / 60:6.1f} min] {status:7s} {c.experiment}/{c.cell_id} after "
+            f"{spent / 60:.1f} min")
+    return out
+
+
+def _run_parallel(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
+                  clock: Callable[[], float], unknown: bool, say: Callable[[str], None],
+                  jobs: int) -> list[Outcome]:
+    """:func:`run_budget` with ``jobs`` > 1: a pool of threads, each running one cell."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    start = clock()
+    out: list[Outcome] = []
+    pending = list(cells)
+    running: dict[Any, tuple[PlanCell, float]] = {}
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="paper-cell") as pool:
+        while pending or running:
+            while pending and len(running) < jobs:
+                c = pending.pop(0)
+                skipped, note = _decide(c, budget_s - (clock() - start), unknown)
+                if skipped is not None:
+                    out.append(skipped)
+                    continue
+                t0 = clock()
+                say(_start_line(c, t0 - start, note))
+                running[pool.submit(runner, c, budget_s - (t0 - start))] = (c, t0)
+            if not running:
+                continue
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for f in finished:
+                c, t0 = running.pop(f)
+                try:
+                    status = f.result()
+                except Exception as exc:  # the runner itself broke: the cell failed
+                    status = "failed"
+                    say(f"error in the runner of {c.experiment}/{c.cell_id}: {exc!r}")
+                spent = clock() - t0
+                out.append(Outcome(c, status, spent))
+                say(f"[{(clock() - start) / 60:6.1f} min] {status:7s} {c.experiment}/"
+                    f"{c.cell_id} after {spent / 60:.1f} min")
+    return out
+
+
+def simulate_budget(cells: Sequence[PlanCell], budget_s: float, *, jobs: int = 1,
+                    unknown: bool = False, say: Callable[[str], None] = print
+                    ) -> list[Outcome]:
+    """What :func:`run_budget` would do if every cell took its estimate (``--dry-run``): list
+    scheduling over ``jobs`` slots, each cell on the slot free first."""
+    check_positive_int("jobs", jobs)
+    free = [0.0] * jobs
+    out: list[Outcome] = []
+    for c in cells:
+        slot = min(range(jobs), key=free.__getitem__)
+        left = budget_s - free[slot]
+        skipped, note = _decide(c, left, unknown)
+        if skipped is not None:
+            out.append(skipped)
+            if skipped.message.startswith("no estimate"):
+                say(f"skip  {c.experiment}/{c.cell_id}: no estimate of its cost")
+            continue
+        say(_start_line(c, free[slot], note))
+        need = c.remaining_s
+        spent = min(left, need if need is not None else left)
+        free[slot] += spent
+        status = "done" if need is not None and need <= left else "cut off"
+        out.append(Outcome(c, status, spent))
+        say(f"[{free[slot] / 60:6.1f} min] {status:7s} {c.experiment}/{c.cell_id} after "
+            f"{spent / 60:.1f} min")
     return out
 
 
@@ -1075,6 +1161,7 @@ def run_cell_process(cell: PlanCell, timeout_s: float, *, seed: int = 0,
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+        LIVE.add(proc)
         if not gpu:
             lower_autogroup(proc.pid)
         try:
@@ -1085,7 +1172,23 @@ def run_cell_process(cell: PlanCell, timeout_s: float, *, seed: int = 0,
         except BaseException:  # Ctrl-C: stop the cell too, then let it propagate
             _stop(proc)
             raise
+        finally:
+            LIVE.discard(proc)
     return "done" if rc == 0 else "failed"
+
+
+#: the cell processes running now (:func:`run_cell_process`): with several jobs, Ctrl-C reaches
+#: the main thread only, which stops these (:func:`stop_live`)
+LIVE: set[subprocess.Popen] = set()
+
+
+def stop_live() -> int:
+    """Stop every cell process still running (their checkpoints are kept); returns how many."""
+    procs = list(LIVE)
+    for proc in procs:
+        _stop(proc)
+        LIVE.discard(proc)
+    return len(procs)
 
 
 def bundle_name(seed: int, device: str, when: _dt.datetime | None = None) -> str:
@@ -1397,12 +1500,27 @@ def _parser() -> Any:
         sp.add_argument("--seed", type=int, default=0)
         sp.add_argument("--dry-run", action="store_true",
                         help="say what would start (from the estimates), run nothing")
+        if name == "cells":
+            sp.add_argument("--jobs", type=_positive_int, default=1,
+                            help="cells at a time, one core each (default 1: one background job)")
         sp.add_argument("--no-export", action="store_true", help="write no bundle")
     sp = sub.add_parser("install-bundles", help="import each bundle once (stamped)")
     sp.add_argument("bundles", nargs="*", type=Path)
     sp.add_argument("--stamp-dir", type=Path, default=None,
                     help=f"where the stamps go (default {STAMP_DIR.relative_to(REPO)})")
     return p
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"JOBS must be a whole number >= 1, got {text!r}")
+    return value
 
 
 def _check_only(only: str | None) -> None:
@@ -1433,33 +1551,35 @@ def _run(args: Any, gpu: bool) -> int:
     print(f"paper-{'gpu' if gpu else 'cells'}: budget {args.budget:g} min, root seed "
           f"{args.seed}, {len(chosen)} missing {what} cells to try, most valuable first"
           + (f" on {device}" if device else ""))
+    jobs = getattr(args, "jobs", 1)
+    if jobs > 1:
+        print(f"{jobs} cells at a time, one thread each")
     if args.dry_run:
-        clock = _SimClock()
-
-        def runner(c: PlanCell, left: float) -> str:
-            need = c.remaining_s
-            clock.now += min(left, need if need is not None else left)
-            return "done" if need is not None and need <= left else "cut off"
-        outcomes = run_budget(chosen, args.budget * 60, runner, clock=clock, unknown=gpu)
+        outcomes = simulate_budget(chosen, args.budget * 60, jobs=jobs, unknown=gpu)
     else:
+        import threading
+
         from fusionlib.compendium.cells.store import shard_path
 
         points = plan_points()
+        lock = threading.Lock()
 
         def runner(c: PlanCell, left: float) -> str:
             status = run_cell_process(c, left, seed=args.seed, gpu=gpu)
             if status == "done":  # its wall time refines the estimates of its kind
-                c.status = "done"
                 got = shard_point(shard_path(None, c.experiment, SCALE, c.cell_id))
-                if got is not None:
-                    points.append(got)
-                    reestimate(chosen, points)
+                with lock:
+                    c.status = "done"
+                    if got is not None:
+                        points.append(got)
+                        reestimate(chosen, points)
             return status
         try:
-            outcomes = run_budget(chosen, args.budget * 60, runner, unknown=gpu)
+            outcomes = run_budget(chosen, args.budget * 60, runner, unknown=gpu, jobs=jobs)
         except KeyboardInterrupt:
-            print("interrupted: the running cell was stopped (its checkpoint, if any, is kept)",
-                  file=sys.stderr)
+            stop_live()
+            print("interrupted: the running cells were stopped (their checkpoints, if any, are "
+                  "kept)", file=sys.stderr)
             return 130
     done = [o for o in outcomes if o.status == "done"]
     cut = [o for o in outcomes if o.status == "cut off"]
@@ -1479,16 +1599,6 @@ def _run(args: Any, gpu: bool) -> int:
         shown = out.relative_to(REPO) if out.is_relative_to(REPO) else out
         print(f"bundle {shown}: commit it (git add {shown}) to ship the results")
     return 1 if failed else 0
-
-
-class _SimClock:
-    """The clock of a dry run: advanced by the estimates."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _plan(args: Any) -> int:

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ import pytest
 
 from fusionlib.compendium import cells as C
 from fusionlib.compendium import paperplan as P
+from fusionlib.errors import InvalidInputError
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE = "paperplan_fake"
@@ -455,3 +457,75 @@ def test_lower_autogroup_writes_the_nice_value_where_the_kernel_offers_it(tmp_pa
     assert (tmp_path / "123" / "autogroup").read_text() == "10"
     # no such process or no autogroup file (another kernel, another OS): nothing, no error
     assert not lower_autogroup(456, 10, proc=tmp_path)
+
+
+# ----------------------------------------------------------------------------- several jobs
+def test_several_jobs_run_cells_side_by_side_in_value_order():
+    """JOBS=3: three cells at once, started in value order; a cell that no longer fits is not
+    started. Planted fault: one job at a time (the jobs ignored) never overlaps two cells."""
+    import threading
+
+    lock, live, most, started = threading.Lock(), [0], [0], []
+
+    def runner(cell: P.PlanCell, left: float) -> str:
+        with lock:
+            started.append(cell.label)
+            live[0] += 1
+            most[0] = max(most[0], live[0])
+        time.sleep(0.2)
+        with lock:
+            live[0] -= 1
+        return "done"
+
+    cells = [_cell(label=str(i), est=1.0) for i in range(7)] + [_cell(label="big", est=1e6)]
+    out = P.run_budget(cells, 600, runner, jobs=3, say=lambda s: None)
+    assert most[0] == 3 and started == [str(i) for i in range(7)]
+    assert sorted(o.status for o in out) == ["done"] * 7 + ["skipped"]
+    live[0], most[0] = 0, 0
+    P.run_budget(cells[:4], 600, runner, jobs=1, say=lambda s: None)
+    assert most[0] == 1
+    with pytest.raises(InvalidInputError, match="jobs"):
+        P.run_budget(cells, 600, runner, jobs=0, say=lambda s: None)
+
+
+def test_a_runner_that_breaks_fails_its_cell_and_the_others_go_on():
+    def runner(cell: P.PlanCell, left: float) -> str:
+        if cell.label == "bad":
+            raise RuntimeError("boom")
+        return "done"
+
+    cells = [_cell(label="bad"), _cell(label="good"), _cell(label="also good")]
+    said = []
+    out = P.run_budget(cells, 600, runner, jobs=2, say=said.append)
+    assert {o.cell.label: o.status for o in out} == {"bad": "failed", "good": "done",
+                                                     "also good": "done"}
+    assert any("boom" in s for s in said)
+
+
+def test_the_dry_run_schedules_the_estimates_on_the_slots():
+    """Two slots: a and b side by side, c after a; d (50 min) no longer fits the 10 minutes
+    left on either slot. One slot: the sequential rule of run_budget (its oracle)."""
+    cells = [_cell(label="a", est=600), _cell(label="b", est=600), _cell(label="c", est=600),
+             _cell(label="d", est=3000), _cell(label="e", est=300)]
+    out = P.simulate_budget(cells, 1200, jobs=2, say=lambda s: None)
+    assert [o.status for o in out] == ["done", "done", "done", "skipped", "done"]
+    assert "needs ~50.0 min, 10.0 min left" in out[3].message
+    clock, started = _Clock(), []
+    seq = P.run_budget(cells, 1800, _runner(clock, started), clock=clock, say=lambda s: None)
+    sim = P.simulate_budget(cells, 1800, jobs=1, say=lambda s: None)
+    assert [(o.cell.label, o.status, o.message) for o in sim] == \
+        [(o.cell.label, o.status, o.message) for o in seq]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_make_paper_cells_passes_jobs_only_when_given():
+    def recipe(*extra: str) -> str:
+        done = subprocess.run(["make", "-n", "--no-print-directory", "paper-cells", "BUNDLES=",
+                               "BUDGET=5", *extra], cwd=REPO, text=True, capture_output=True,
+                              timeout=60)
+        return next(ln for ln in done.stdout.splitlines() if "paperplan cells" in ln)
+    assert "--jobs" not in recipe()  # JOBS defaults to the core count for builds, not here
+    assert "--jobs 3" in recipe("JOBS=3")
+    with pytest.raises(SystemExit) as bad:
+        P.main(["cells", "--budget", "5", "--jobs", "0", "--dry-run"])
+    assert bad.value.code == 2
