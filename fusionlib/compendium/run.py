@@ -387,13 +387,17 @@ class Run:
         )
         # where the cells this chapter read came from (this machine, another, a bundle); the
         # runner shows it in the chapter's opening box
-        from fusionlib.compendium.cells.origin import origin_line
+        from fusionlib.compendium.cells import origin
 
-        record["origin"] = origin_line(self.name, self.scale, self.seed)
+        record["origin"] = origin.origin_line(self.name, self.scale, self.seed)
         others = sorted(set(frame["scale"]) - {self.scale}) if len(frame) else []
-        extra = [origin_line(self.name, s, self.seed) for s in others]
+        extra = [origin.origin_line(self.name, s, self.seed) for s in others]
         if record["origin"] and any(extra):  # claims decided from another scale's cells
             record["origin"] = " ".join([record["origin"], *(x for x in extra if x)])
+        if record["origin"] and self.scale != "paper" and "paper" not in others:
+            ahead = origin.paper_ahead(self.name, self.seed)  # computed, not read here
+            if ahead:
+                record["origin"] = f"{record['origin']} {ahead}"
         atomic_write_json(self.results_dir / "provenance.json", record)
         atomic_write_json(self.results_dir / "figures.json", self._figures)
         return record

@@ -57,8 +57,31 @@ def test_a_claim_may_name_the_scale_of_its_cells(tmp_path, monkeypatch):
 
     monkeypatch.setattr(origin, "origin_line",
                         lambda chapter, scale, seed=0, root=None: f"Results at scale {scale}.")
+    monkeypatch.setattr(origin, "paper_ahead", lambda chapter, seed=0, root=None: None)
     record = run.finish()
     assert record["origin"] == "Results at scale cpu. Results at scale paper."
     only = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path / "b")
     only.claim("001-X-1", "001", "Table 3", "q", 1.0, 1.0, **kw)
     assert only.finish()["origin"] == "Results at scale cpu."
+    # paper-scale cells computed but not read by a cpu page: said as such, once
+    monkeypatch.setattr(origin, "paper_ahead", lambda chapter, seed=0, root=None: "Ahead.")
+    assert only.finish()["origin"] == "Results at scale cpu. Ahead."
+    assert run.finish()["origin"] == "Results at scale cpu. Results at scale paper."
+
+
+def test_paper_ahead_names_the_paper_cells_computed(monkeypatch):
+    from fusionlib.compendium.cells import origin
+
+    monkeypatch.setattr(origin, "chapter_experiments", lambda chapter: ["ptgan_var_training"])
+    counts = {"present": 0}
+
+    def summed(scale, *, seed=0, root=None, experiments=None):
+        assert scale == "paper" and experiments == ["ptgan_var_training"]
+        return {"present": counts["present"], "text": f"{counts['present']} of 20 cells: ..."}
+    monkeypatch.setattr(origin, "_summed_origin", summed)
+    assert origin.paper_ahead("ptgan_variance") is None
+    counts["present"] = 3
+    line = origin.paper_ahead("ptgan_variance")
+    assert line.startswith("At the paper scale, 3 of 20 cells") and "does not read" in line
+    monkeypatch.setattr(origin, "chapter_experiments", lambda chapter: [])
+    assert origin.paper_ahead("data") is None

@@ -39,7 +39,7 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
 __all__ = ["GPU_RTOL", "GPU_ATOL", "installed_from_bundles", "bundle_origin", "origin_text",
-           "origin_summary", "verify_bundle", "chapter_experiments", "origin_line",
+           "origin_summary", "verify_bundle", "chapter_experiments", "origin_line", "paper_ahead",
            "WORKFLOW_CONFIG"]
 
 
@@ -130,6 +130,13 @@ def origin_summary(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | 
     """One line for a page: where the current shards of every experiment (or of
     ``experiments``) at ``scale`` came from, e.g. ``"Results: 69 of 69 cells, 69 computed on
     this machine (cpu: ...), 2025-11-25."`` (:func:`bundle_origin`, summed over experiments)."""
+    info = _summed_origin(scale, seed=seed, root=root, experiments=experiments)
+    return f"Results at scale {scale}: {info['text']}."
+
+
+def _summed_origin(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | None = None,
+                   experiments: Sequence[str] | None = None) -> dict[str, Any]:
+    """:func:`bundle_origin` summed over ``experiments`` (every one when None)."""
     total, present, groups = 0, 0, {}
     for name in experiments or experiment_names():
         if scale not in get_experiment(name).scales:
@@ -141,8 +148,8 @@ def origin_summary(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | 
             got = groups.setdefault(key, {**src, "cells": 0})
             got.update(cells=got["cells"] + src["cells"], first=min(got["first"], src["first"]),
                        last=max(got["last"], src["last"]))
-    text = origin_text({"cells": total, "present": present, "sources": list(groups.values())})
-    return f"Results at scale {scale}: {text}."
+    info = {"cells": total, "present": present, "sources": list(groups.values())}
+    return {**info, "text": origin_text(info)}
 
 
 #: the workflow's configuration: which experiments each chapter reads (absent in an installed
@@ -168,6 +175,21 @@ def origin_line(chapter: str, scale: str, seed: int = 0, *,
     it reads (:func:`chapter_experiments`); None for a chapter that reads no cells."""
     names = [n for n in chapter_experiments(chapter) if n in experiment_names()]
     return origin_summary(scale, seed=seed, root=root, experiments=names) if names else None
+
+
+def paper_ahead(chapter: str, seed: int = 0, *,
+                root: str | os.PathLike[str] | None = None) -> str | None:
+    """For a page built below the paper scale: the paper-scale cells of ``chapter`` computed so
+    far (here, elsewhere or installed from a bundle) and where, which that page does not read;
+    None when there are none (or the chapter reads no cells)."""
+    names = [n for n in chapter_experiments(chapter) if n in experiment_names()]
+    if not names:
+        return None
+    info = _summed_origin("paper", seed=seed, root=root, experiments=names)
+    if not info["present"]:
+        return None
+    return (f"At the paper scale, {info['text']}: this page does not read them; the chapter "
+            "built at scale `paper` does.")
 
 
 # ----------------------------------------------------------------------------- verify
