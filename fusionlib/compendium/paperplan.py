@@ -96,7 +96,7 @@ from fusionlib.checks import check_positive_int
 __all__ = ["SCALE", "RATES_FILE", "BUNDLES_DIR", "STAMP_DIR", "WORK", "GPU_EXPERIMENTS",
            "CPU_VALUE", "Work", "Point", "Model", "PlanCell", "Outcome", "fit_models",
            "shard_point", "shard_points", "reestimate", "rate_points", "plan_points",
-           "merge_rates", "build_plan", "format_plan", "cpu_order",
+           "merge_rates", "build_plan", "twins", "format_plan", "cpu_order",
            "gpu_value_key", "select_cells", "run_budget", "simulate_budget", "run_cell_process",
            "stop_live", "LIVE", "lower_autogroup",
            "export_bundle",
@@ -591,7 +591,10 @@ class PlanCell:
     ``estimate_s``: core-seconds on this machine for a CPU cell, GPU seconds for a GPU cell
     (None: no measured rate); ``checkpoint_every``: fraction of the cell between two
     checkpoints (None: none); ``progress``: fraction a checkpoint on disk already holds;
-    ``missing_data``: why the cell cannot run here (its data set is not provisioned).
+    ``missing_data``: why the cell cannot run here (its data set is not provisioned);
+    ``twin``: the id of a cpu-scale cell with a current shard whose configuration is this one's
+    but for ``device`` (``"auto"`` here, which is the CPU on a machine without CUDA): on such a
+    machine the paper cell recomputes that shard bit for bit (:func:`twins`).
     """
 
     experiment: str
@@ -607,6 +610,7 @@ class PlanCell:
     progress: float = 0.0
     missing_data: str | None = None
     chapter: str = ""
+    twin: str | None = None
 
     @property
     def done(self) -> bool:
@@ -713,6 +717,33 @@ def build_plan(seed: int = 0, *, root: str | os.PathLike[str] | None = None,
                 cell.progress = _PROGRESS[name](c.config, files) if files else 0.0
             cell.missing_data = missing_data(_dataset_of(c.config))
             out.append(cell)
+        twin_of = twins(exp, seed, root, key)
+        for cell in out:
+            if cell.experiment == name and not cell.gpu and not cell.done:
+                cell.twin = twin_of.get(_without_device(cell.config))
+    return out
+
+
+def _without_device(config: dict) -> str:
+    return json.dumps({k: v for k, v in config.items() if k != "device"}, sort_keys=True,
+                      default=str)
+
+
+def twins(exp: Any, seed: int, root: Path, key: str) -> dict[str, str]:
+    """``{configuration without device: cpu cell id}`` of the cpu-scale cells of ``exp`` with a
+    current shard under ``root`` whose device is the CPU: a paper cell of the same configuration
+    with ``device`` ``"auto"`` or ``"cpu"`` computes the same thing on a machine without CUDA
+    (tabular Table 3's Adult ND cells: the cpu scale runs the paper's protocol)."""
+    from fusionlib.compendium.cells import cell_status
+
+    if "cpu" not in exp.scales:
+        return {}
+    out = {}
+    for c in exp.cells("cpu", seed):
+        if c.config.get("device", "cpu") != "cpu":
+            continue
+        if cell_status(exp, "cpu", c, root, key=key) == "done":
+            out[_without_device(c.config)] = c.cell_id
     return out
 
 
@@ -762,7 +793,8 @@ def _tier_key(c: PlanCell, index: int) -> tuple:
 
 def cpu_order(cells: Sequence[PlanCell]) -> list[PlanCell]:
     """``cells`` in the order of :data:`CPU_VALUE`; the rest by experiment, cheapest missing
-    total first (cells without an estimate count as free), each in grid order."""
+    total first (cells without an estimate count as free), each in grid order; cells with a
+    present cpu ``twin`` (:func:`twins`) last of all."""
     tiers: list[list[tuple[tuple, PlanCell]]] = [[] for _ in CPU_VALUE]
     rest: dict[str, list[PlanCell]] = {}
     for i, c in enumerate(cells):
@@ -776,7 +808,8 @@ def cpu_order(cells: Sequence[PlanCell]) -> list[PlanCell]:
     total = {e: sum(c.remaining_s or 0.0 for c in cs) for e, cs in rest.items()}
     for e in sorted(rest, key=lambda e: (total[e], e)):
         out += rest[e]
-    return out
+    # a cell whose cpu twin is present would recompute that shard here: last
+    return [c for c in out if not c.twin] + [c for c in out if c.twin]
 
 
 _DATASET_RANK = {"cifar10": 0, "bloodmnist": 1, "celeba_hq": 2}
@@ -889,6 +922,8 @@ def format_plan(cells: Sequence[PlanCell], *, totals_only: bool = False) -> list
             notes = []
             if c.missing_data and not c.done:
                 notes.append(c.missing_data)
+            if c.twin and not c.done:
+                notes.append(f"same computation as cpu cell {c.twin} (present) on a CPU: last")
             if c.progress:
                 notes.append(f"checkpoint at {c.progress:.0%}")
             elif c.checkpoint_every is not None:

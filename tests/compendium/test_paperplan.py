@@ -529,3 +529,34 @@ def test_make_paper_cells_passes_jobs_only_when_given():
     with pytest.raises(SystemExit) as bad:
         P.main(["cells", "--budget", "5", "--jobs", "0", "--dry-run"])
     assert bad.value.code == 2
+
+
+# ----------------------------------------------------------------------------- twins
+def test_twins_match_the_configuration_but_the_device(monkeypatch):
+    """A cpu cell with a current shard and the paper cell's configuration but for device is a
+    twin; another setting, a missing shard or a GPU device is not."""
+    from types import SimpleNamespace
+
+    from fusionlib.compendium import cells as cells_module
+
+    def cell(cid, **cfg):
+        return SimpleNamespace(cell_id=cid, config={"n_iter": 57_000, "device": "cpu", **cfg})
+    cpu = [cell("same"), cell("other", n_iter=1_000), cell("absent", rep=3),
+           cell("gpu", rep=4, device="cuda")]
+    exp = SimpleNamespace(scales=("smoke", "cpu", "paper"), cells=lambda scale, seed: cpu)
+    monkeypatch.setattr(cells_module, "cell_status",
+                        lambda exp, scale, c, root, key=None: "missing" if c.cell_id == "absent"
+                        else "done")
+    got = P.twins(exp, 0, Path("."), "key")
+    assert sorted(got.values()) == ["other", "same"]
+    assert got[P._without_device({"n_iter": 57_000, "device": "auto"})] == "same"
+    assert P._without_device({"n_iter": 57_000, "rep": 3, "device": "auto"}) not in got
+    assert P.twins(SimpleNamespace(scales=("paper",), cells=None), 0, Path("."), "k") == {}
+
+
+def test_cells_with_a_present_cpu_twin_come_last():
+    cells = [_cell(label="twin", est=60), _cell(label="a", est=600), _cell(label="b", est=60)]
+    cells[0].twin = "cpu-cell"
+    assert [c.label for c in P.cpu_order(cells)] == ["a", "b", "twin"]
+    lines = P.format_plan(cells)
+    assert any("same computation as cpu cell cpu-cell" in ln for ln in lines)
