@@ -701,6 +701,7 @@ def build_plan(seed: int = 0, *, root: str | os.PathLike[str] | None = None,
             continue
         key = code_key(exp)
         spec = WORK.get(name)
+        twin_of: dict[str, str] | None = None
         for c in exp.cells(SCALE, seed):
             gpu = needs_gpu(name, c.config)
             cell = PlanCell(name, c.cell_id, c.label, c.config, gpu,
@@ -716,23 +717,25 @@ def build_plan(seed: int = 0, *, root: str | os.PathLike[str] | None = None,
                 files = _checkpoint_files(root, name, c.cell_id, key)
                 cell.progress = _PROGRESS[name](c.config, files) if files else 0.0
             cell.missing_data = missing_data(_dataset_of(c.config))
+            if not gpu and not cell.done:
+                if twin_of is None:
+                    twin_of = twins(exp, seed, root, key)
+                cell.twin = twin_of.get(_without_device(c.config, c.seed))
             out.append(cell)
-        twin_of = twins(exp, seed, root, key)
-        for cell in out:
-            if cell.experiment == name and not cell.gpu and not cell.done:
-                cell.twin = twin_of.get(_without_device(cell.config))
     return out
 
 
-def _without_device(config: dict) -> str:
-    return json.dumps({k: v for k, v in config.items() if k != "device"}, sort_keys=True,
-                      default=str)
+def _without_device(config: dict, seed: object = None) -> str:
+    """The key of a cell for :func:`twins`: its seed and configuration but ``device``."""
+    return json.dumps([str(seed), {k: v for k, v in config.items() if k != "device"}],
+                      sort_keys=True, default=str)
 
 
 def twins(exp: Any, seed: int, root: Path, key: str) -> dict[str, str]:
-    """``{configuration without device: cpu cell id}`` of the cpu-scale cells of ``exp`` with a
-    current shard under ``root`` whose device is the CPU: a paper cell of the same configuration
-    with ``device`` ``"auto"`` or ``"cpu"`` computes the same thing on a machine without CUDA
+    """``{seed and configuration without device: cpu cell id}`` of the cpu-scale cells of
+    ``exp`` with a current shard under ``root`` whose device is the CPU: a paper cell of the
+    same seed and configuration with ``device`` ``"auto"`` or ``"cpu"`` computes the same thing
+    on a machine without CUDA
     (tabular Table 3's Adult ND cells: the cpu scale runs the paper's protocol)."""
     from fusionlib.compendium.cells import cell_status
 
@@ -743,7 +746,7 @@ def twins(exp: Any, seed: int, root: Path, key: str) -> dict[str, str]:
         if c.config.get("device", "cpu") != "cpu":
             continue
         if cell_status(exp, "cpu", c, root, key=key) == "done":
-            out[_without_device(c.config)] = c.cell_id
+            out[_without_device(c.config, c.seed)] = c.cell_id
     return out
 
 
@@ -808,8 +811,10 @@ def cpu_order(cells: Sequence[PlanCell]) -> list[PlanCell]:
     total = {e: sum(c.remaining_s or 0.0 for c in cs) for e, cs in rest.items()}
     for e in sorted(rest, key=lambda e: (total[e], e)):
         out += rest[e]
-    # a cell whose cpu twin is present would recompute that shard here: last
-    return [c for c in out if not c.twin] + [c for c in out if c.twin]
+    # a cell whose cpu twin is present would recompute that shard here: last (but a reference
+    # cell, which the other cells of its data set need to be read, keeps its place)
+    last = [c for c in out if c.twin and c.config.get("kind") != "reference"]
+    return [c for c in out if not any(c is x for x in last)] + last
 
 
 _DATASET_RANK = {"cifar10": 0, "bloodmnist": 1, "celeba_hq": 2}
@@ -1035,7 +1040,8 @@ def _start_line(c: PlanCell, at_s: float, note: str) -> str:
 
 def run_budget(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
                clock: Callable[[], float] = time.monotonic, unknown: bool = False,
-               say: Callable[[str], None] = print, jobs: int = 1) -> list[Outcome]:
+               say: Callable[[str], None] = print, jobs: int = 1,
+               stop: Callable[[], object] | None = None) -> list[Outcome]:
     """Run ``cells`` (already in value order) within ``budget_s`` seconds, ``jobs`` at a time
     (each in a thread of its own that waits on its cell's process; the next cell in value
     order starts when one ends).
@@ -1049,11 +1055,13 @@ def run_budget(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
     runner may refine them (:func:`reestimate`; with ``jobs`` > 1 from several threads, so it
     must lock). ``runner(cell, seconds_left)`` runs one cell and returns ``done``, ``cut off``
     or ``failed``. Outcomes are returned in the order the cells were tried (one job) or ended.
+    ``stop()`` stops every running cell: with ``jobs`` > 1 an interrupt (Ctrl-C) reaches this
+    thread only, which then calls it until the cells' threads have returned, and re-raises.
     """
     check_positive_int("jobs", jobs)
     if jobs > 1:
         return _run_parallel(cells, budget_s, runner, clock=clock, unknown=unknown, say=say,
-                             jobs=jobs)
+                             jobs=jobs, stop=stop)
     start = clock()
     out: list[Outcome] = []
     for c in cells:
@@ -1075,40 +1083,61 @@ def run_budget(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
 
 def _run_parallel(cells: Sequence[PlanCell], budget_s: float, runner: Runner, *,
                   clock: Callable[[], float], unknown: bool, say: Callable[[str], None],
-                  jobs: int) -> list[Outcome]:
+                  jobs: int, stop: Callable[[], object] | None) -> list[Outcome]:
     """:func:`run_budget` with ``jobs`` > 1: a pool of threads, each running one cell."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from concurrent.futures import ThreadPoolExecutor, wait
 
     start = clock()
     out: list[Outcome] = []
     pending = list(cells)
     running: dict[Any, tuple[PlanCell, float]] = {}
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="paper-cell") as pool:
-        while pending or running:
-            while pending and len(running) < jobs:
-                c = pending.pop(0)
-                skipped, note = _decide(c, budget_s - (clock() - start), unknown)
-                if skipped is not None:
-                    out.append(skipped)
-                    continue
-                t0 = clock()
-                say(_start_line(c, t0 - start, note))
-                running[pool.submit(runner, c, budget_s - (t0 - start))] = (c, t0)
-            if not running:
-                continue
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for f in finished:
-                c, t0 = running.pop(f)
-                try:
-                    status = f.result()
-                except Exception as exc:  # the runner itself broke: the cell failed
-                    status = "failed"
-                    say(f"error in the runner of {c.experiment}/{c.cell_id}: {exc!r}")
-                spent = clock() - t0
-                out.append(Outcome(c, status, spent))
-                say(f"[{(clock() - start) / 60:6.1f} min] {status:7s} {c.experiment}/"
-                    f"{c.cell_id} after {spent / 60:.1f} min")
+        try:
+            _schedule(pending, running, out, pool, budget_s, runner, clock=clock, start=start,
+                      unknown=unknown, say=say, jobs=jobs)
+        except BaseException:  # Ctrl-C: stop the cells (a thread blocks on each), then raise
+            for f in running:
+                f.cancel()
+            while any(not f.done() for f in running):
+                if stop is not None:
+                    stop()  # again each second: a thread may start its process just now
+                wait(list(running), timeout=1.0)
+            raise
     return out
+
+
+def _schedule(pending: list[PlanCell], running: dict, out: list[Outcome], pool: Any,
+              budget_s: float, runner: Runner, *, clock: Callable[[], float], start: float,
+              unknown: bool, say: Callable[[str], None], jobs: int) -> None:
+    """The loop of :func:`_run_parallel`: start cells while a job is free, collect the ends
+    (``running``: future -> (cell, start time), shared with the caller, which stops them on an
+    interrupt)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    while pending or running:
+        while pending and len(running) < jobs:
+            c = pending.pop(0)
+            skipped, note = _decide(c, budget_s - (clock() - start), unknown)
+            if skipped is not None:
+                out.append(skipped)
+                continue
+            t0 = clock()
+            say(_start_line(c, t0 - start, note))
+            running[pool.submit(runner, c, budget_s - (t0 - start))] = (c, t0)
+        if not running:
+            continue
+        finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+        for f in finished:
+            c, t0 = running.pop(f)
+            try:
+                status = f.result()
+            except Exception as exc:  # the runner itself broke: the cell failed
+                status = "failed"
+                say(f"error in the runner of {c.experiment}/{c.cell_id}: {exc!r}")
+            spent = clock() - t0
+            out.append(Outcome(c, status, spent))
+            say(f"[{(clock() - start) / 60:6.1f} min] {status:7s} {c.experiment}/{c.cell_id} "
+                f"after {spent / 60:.1f} min")
 
 
 def simulate_budget(cells: Sequence[PlanCell], budget_s: float, *, jobs: int = 1,
@@ -1588,7 +1617,11 @@ def _run(args: Any, gpu: bool) -> int:
           + (f" on {device}" if device else ""))
     jobs = getattr(args, "jobs", 1)
     if jobs > 1:
-        print(f"{jobs} cells at a time, one thread each")
+        cores = os.cpu_count() or 1
+        print(f"{jobs} cells at a time, one thread each"
+              + (f"; warning: this machine has {cores} cores, so the cells share them and run "
+                 "slower than their estimates (some the plan shows done will be cut off)"
+                 if jobs > cores else ""))
     if args.dry_run:
         outcomes = simulate_budget(chosen, args.budget * 60, jobs=jobs, unknown=gpu)
     else:
@@ -1610,7 +1643,8 @@ def _run(args: Any, gpu: bool) -> int:
                         reestimate(chosen, points)
             return status
         try:
-            outcomes = run_budget(chosen, args.budget * 60, runner, unknown=gpu, jobs=jobs)
+            outcomes = run_budget(chosen, args.budget * 60, runner, unknown=gpu, jobs=jobs,
+                                  stop=stop_live)
         except KeyboardInterrupt:
             stop_live()
             print("interrupted: the running cells were stopped (their checkpoints, if any, are "

@@ -478,8 +478,11 @@ def test_several_jobs_run_cells_side_by_side_in_value_order():
         return "done"
 
     cells = [_cell(label=str(i), est=1.0) for i in range(7)] + [_cell(label="big", est=1e6)]
-    out = P.run_budget(cells, 600, runner, jobs=3, say=lambda s: None)
-    assert most[0] == 3 and started == [str(i) for i in range(7)]
+    said: list[str] = []  # written by the scheduling thread, in the order cells start
+    out = P.run_budget(cells, 600, runner, jobs=3, say=said.append)
+    starts = [ln.split("(")[1].split(";")[0] for ln in said if "] start " in ln]
+    assert most[0] == 3 and starts == [str(i) for i in range(7)]
+    assert sorted(started) == sorted(starts)
     assert sorted(o.status for o in out) == ["done"] * 7 + ["skipped"]
     live[0], most[0] = 0, 0
     P.run_budget(cells[:4], 600, runner, jobs=1, say=lambda s: None)
@@ -539,24 +542,61 @@ def test_twins_match_the_configuration_but_the_device(monkeypatch):
 
     from fusionlib.compendium import cells as cells_module
 
-    def cell(cid, **cfg):
-        return SimpleNamespace(cell_id=cid, config={"n_iter": 57_000, "device": "cpu", **cfg})
+    def cell(cid, seed=7, **cfg):
+        return SimpleNamespace(cell_id=cid, seed=seed,
+                               config={"n_iter": 57_000, "device": "cpu", **cfg})
     cpu = [cell("same"), cell("other", n_iter=1_000), cell("absent", rep=3),
-           cell("gpu", rep=4, device="cuda")]
+           cell("gpu", rep=4, device="cuda"), cell("seeded", seed=8, rep=5)]
     exp = SimpleNamespace(scales=("smoke", "cpu", "paper"), cells=lambda scale, seed: cpu)
     monkeypatch.setattr(cells_module, "cell_status",
                         lambda exp, scale, c, root, key=None: "missing" if c.cell_id == "absent"
                         else "done")
     got = P.twins(exp, 0, Path("."), "key")
-    assert sorted(got.values()) == ["other", "same"]
-    assert got[P._without_device({"n_iter": 57_000, "device": "auto"})] == "same"
-    assert P._without_device({"n_iter": 57_000, "rep": 3, "device": "auto"}) not in got
+    assert sorted(got.values()) == ["other", "same", "seeded"]
+    assert got[P._without_device({"n_iter": 57_000, "device": "auto"}, 7)] == "same"
+    assert P._without_device({"n_iter": 57_000, "rep": 3, "device": "auto"}, 7) not in got
+    # the same configuration with another seed is another computation
+    assert P._without_device({"n_iter": 57_000, "rep": 5, "device": "auto"}, 7) not in got
     assert P.twins(SimpleNamespace(scales=("paper",), cells=None), 0, Path("."), "k") == {}
 
 
 def test_cells_with_a_present_cpu_twin_come_last():
-    cells = [_cell(label="twin", est=60), _cell(label="a", est=600), _cell(label="b", est=60)]
-    cells[0].twin = "cpu-cell"
-    assert [c.label for c in P.cpu_order(cells)] == ["a", "b", "twin"]
+    """... but a reference cell, which the others of its data set need, keeps its place."""
+    cells = [_cell(label="twin", est=60), _cell(label="a", est=600), _cell(label="b", est=60),
+             _cell(label="ref", est=60, config={"kind": "reference"})]
+    cells[0].twin = cells[3].twin = "cpu-cell"
+    assert [c.label for c in P.cpu_order(cells)] == ["a", "b", "ref", "twin"]
     lines = P.format_plan(cells)
     assert any("same computation as cpu cell cpu-cell" in ln for ln in lines)
+
+
+def test_an_interrupt_stops_the_running_cells_at_once():
+    """Ctrl-C reaches the scheduling thread only: it stops the cells (each thread waits on its
+    own 'process', here an event) and re-raises without waiting for them to end. Planted
+    fault: without the stop hook the interrupt would wait the cells' 60 s out."""
+    import threading
+
+    events: list[threading.Event] = []
+    stopped = []
+
+    def runner(cell: P.PlanCell, left: float) -> str:
+        if cell.label == "quick":
+            return "done"
+        ev = threading.Event()
+        events.append(ev)
+        return "cut off" if ev.wait(60) else "done"
+
+    def stop():
+        stopped.append(len(events))
+        for ev in events:
+            ev.set()
+
+    def say(line: str) -> None:
+        if "done    " in line:  # the quick cell ended: the user presses Ctrl-C now
+            raise KeyboardInterrupt
+
+    cells = [_cell(label="long"), _cell(label="quick"), _cell(label="next")]
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        P.run_budget(cells, 600, runner, jobs=2, say=say, stop=stop)
+    assert time.monotonic() - t0 < 10 and stopped and all(ev.is_set() for ev in events)

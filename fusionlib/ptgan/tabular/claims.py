@@ -44,8 +44,10 @@ def protocol_not_comparable(reductions: Mapping[str, Sequence[str]], scale: str
                             ) -> Callable[[dict, str], str | None]:
     """``not_comparable(row, metric)``: the departures of ``row``'s dataset from the paper's
     protocol at ``scale`` (``reductions``: dataset -> departures), or ``None`` when there are
-    none."""
+    none or the row was computed at the paper scale (its ``scale``)."""
     def not_comparable(row: dict, metric: str) -> str | None:
+        if row.get("scale") == "paper":
+            return None
         red = reductions.get(row["dataset"])
         return f"protocol at scale {scale}: " + "; ".join(red) if red else None
     return not_comparable
@@ -163,10 +165,14 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
                 est, n = paired_difference(main, d, disc, key, "pt+cp", other)
                 scales = (sorted(set(rows["scale"].dropna())) if "scale" in rows else [])
                 scales = scales or [run.scale]
-                red = reductions.get(d)
+                # the departures of this scale's rows (the paper scale's have none); a pair
+                # across scales is compared only when this scale runs the paper's protocol
+                red = reductions.get(d) if scales != ["paper"] else None
                 c = run.claim(cid, "001", table_name, what, paper_gap, est, expect="<0",
                               not_comparable=(f"protocol at scale {run.scale}: "
-                                              + "; ".join(red)) if red else None,
+                                              + "; ".join(red)
+                                              + ("; paired with the paper scale's runs"
+                                                 if len(scales) > 1 else "")) if red else None,
                               why=f"{n} paired repetitions at scale {' and '.join(scales)}"
                               + (" (the same split, repetition seeds and protocol)"
                                  if len(scales) > 1 else ""),

@@ -179,14 +179,19 @@ def paper_rows_beside(main: pd.DataFrame, seed: int = 0, *,
     with ``scale = "paper"``: a cpu chapter shows them for the rows of Tables 10 and 11 that
     only the paper scale runs. Sensitivity members are left out (the chapter reads them
     itself). Returns ``(scores, labels)``: ``labels`` names the paper scale's main cells whose
-    shard is missing (sensitivity and reference cells left out)."""
+    shard is missing, reference cells included (without its data set's reference no S_T of that
+    data set can be read), sensitivity cells and the cells whose rows ``main`` has left out."""
+    from fusionlib.ptgan.tabular.cells import GROUPS
+
     _, scores, _, _, missing = present_runs("paper", seed, root=root)
-    labels = [m for m in missing if not any(w in m for w in _SENSITIVITY_WORDS)
-              and "reference" not in m]
-    if not len(scores):
-        return pd.DataFrame(columns=[*main.columns, "scale"]), labels
-    scores = scores[~scores.method.str.contains(" ", regex=False)]
     keys = ["dataset", "discrepancy", "method"]
     have = set(map(tuple, main[keys].drop_duplicates().to_numpy())) if len(main) else set()
+    # the group cells whose rows main has already (the cpu scale's own) are not wanted
+    covered = {f"{d} {disc} {GROUPS[m]}" for d, disc, m in have if m in GROUPS}
+    labels = [m for m in missing if not any(w in m for w in _SENSITIVITY_WORDS)
+              and m.rsplit(" x", 1)[0] not in covered]
+    if not len(scores):
+        return pd.DataFrame(columns=list(dict.fromkeys([*main.columns, "scale"]))), labels
+    scores = scores[~scores.method.str.contains(" ", regex=False)]
     new = [tuple(k) not in have for k in scores[keys].to_numpy()]
     return scores[new].assign(scale="paper").reset_index(drop=True), labels

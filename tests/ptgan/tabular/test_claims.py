@@ -187,6 +187,27 @@ def test_ranking_claims_need_both_methods(tmp_path):
                      ignore_index=True)
     _, claims = _rank10(tmp_path, main)
     assert claims.loc["001-T3-rank-adult-jsd-lr", "verdict"] == "not run"
+    assert "paper scale only" in claims.loc["001-T3-rank-adult-jsd-lr", "reason"]
+
+
+def test_paper_rows_are_not_marked_with_this_scales_departures(tmp_path):
+    """A cpu scale that departs from the paper's protocol (fewer iterations) marks its own
+    rows not comparable, never the rows decided wholly from the paper scale's cells."""
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    main = pd.concat([_scores().assign(scale="cpu"), _jsd(-0.01)], ignore_index=True)
+    cfg = {"datasets": ["adult"], "settings": ["pt+cp", "mp-1"], "discrepancies": ["nd"]}
+    plan = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    red = {"adult": ["1,000 of the paper's 57,000 iterations"]}
+    for table in ("Table 3", "Table 10"):
+        ranking_claims(run, table, "T3", ["nd"], all_paper=all_paper, main=main, plan=plan,
+                       cfg=cfg, reductions=red)
+    claims = run.claims.set_index("claim_id")
+    assert claims.loc["001-T3-rank-adult-nd-rf", "verdict"] == "not comparable"
+    assert claims.loc["001-T3-rank-adult-jsd-rf", "verdict"] == "reproduced"
+    nc = protocol_not_comparable(red, "cpu")
+    assert nc({"dataset": "adult", "scale": "cpu"}, "RF") and \
+        nc({"dataset": "adult", "scale": "paper"}, "RF") is None
 
 
 def test_paper_side_labels_rows_from_the_paper_scale(tmp_path):

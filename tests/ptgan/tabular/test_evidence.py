@@ -87,7 +87,7 @@ def test_paper_rows_beside_adds_only_the_rows_main_lacks(monkeypatch):
     paper = pd.DataFrame([row("nd", "pt+cp"), row("jsd", "pt+cp"), row("jsd", "mp-1"),
                           row("nd", "pt+cp tau=1"), row("nd", "mp-10")])
     missing = ["adult pd pt+cp x10", "adult nd pt+cp tau=0.5 x10", "adult reference",
-               "law_school nd mp x10"]
+               "law_school nd mp x10", "adult nd mp x10"]  # the last: main has its rows
     monkeypatch.setattr(evidence, "present_runs",
                         lambda scale, seed=0, root=None: (None, paper, None, None, missing))
     main = pd.DataFrame([row("nd", "pt+cp"), row("nd", "mp-1")]).assign(scale="cpu")
@@ -95,9 +95,10 @@ def test_paper_rows_beside_adds_only_the_rows_main_lacks(monkeypatch):
     pairs = sorted(zip(got.discrepancy, got.method, strict=True))
     assert pairs == [("jsd", "mp-1"), ("jsd", "pt+cp"), ("nd", "mp-10")]
     assert (got["scale"] == "paper").all()
-    assert labels == ["adult pd pt+cp x10", "law_school nd mp x10"]
+    assert labels == ["adult pd pt+cp x10", "adult reference", "law_school nd mp x10"]
     # nothing at the paper scale: an empty frame with main's columns
     monkeypatch.setattr(evidence, "present_runs",
                         lambda scale, seed=0, root=None: (None, pd.DataFrame(), None, None, []))
     got, labels = evidence.paper_rows_beside(main)
-    assert got.empty and "scale" in got.columns and labels == []
+    assert got.empty and list(got.columns).count("scale") == 1 and labels == []
+    assert list(got.columns) == list(main.columns)  # main's columns, scale once
