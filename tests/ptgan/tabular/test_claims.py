@@ -11,6 +11,7 @@ from fusionlib.compendium.paper import paper_table
 from fusionlib.compendium.run import Run
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.tabular.claims import (
+    discrepancy_readings_claims,
     known_differences,
     paper_side,
     protocol_not_comparable,
@@ -225,3 +226,26 @@ def test_paper_side_labels_rows_from_the_paper_scale(tmp_path):
     assert (claims[claims.index.str.startswith("001-T10-adult-pd-")]["scale"] == "cpu").all()
     assert shown(table, "cpu").columns[-1] == "scale"  # the rows say where they came from
     assert "scale" not in shown(table, "paper").columns
+
+
+def test_table10_orderings_are_decided_over_the_readings(tmp_path):
+    """Adult JSD: our reading differs, the others are not computed: partly decided ("not
+    run"), never "differs" on one reading (the temperature turns ND's ordering around).
+    Planted fault: taking the rank claim's verdict as the ordering's gives "differs"."""
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    main = pd.concat([_scores().assign(scale="cpu"), _jsd(+0.01)], ignore_index=True)
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    cfg = {"datasets": ["adult"], "settings": ["pt+cp", "mp-1"], "discrepancies": ["nd"]}
+    plan = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    rank = ranking_claims(run, "Table 10", "T3", ["nd"], all_paper=all_paper, main=main,
+                          plan=plan, cfg=cfg, reductions={"adult": []})
+    assert (rank[(rank.dataset == "adult") & (rank.discrepancy == "jsd")].verdict
+            == "differs").all()
+    out = discrepancy_readings_claims(run, rank, ["jsd", "pd"])
+    claims = run.claims.set_index("claim_id")
+    jsd = claims.loc["001-T10-readings-adult-jsd-rf"]
+    assert jsd["verdict"] == "not run" and "partly decided (1 of 4 readings)" in jsd["reason"]
+    assert jsd["scale"] == "paper"
+    pd_claim = claims.loc["001-T10-readings-adult-pd-rf"]
+    assert pd_claim["verdict"] == "not run" and "no reading was computed" in pd_claim["reason"]
+    assert len(out) == 2 * len(COLUMNS)
