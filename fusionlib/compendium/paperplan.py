@@ -62,7 +62,8 @@ settings state. ``paper_rates.json`` records these predictions under ``checks``
 **Value order.** ``make paper-cells`` takes the missing CPU cells in the order of
 :data:`CPU_VALUE` (Table 3's Adult ND cells of ``ptgan_tabular`` first, then its sensitivity
 cells, FairPTGAN, FusionGAN, the Adult CTGAN runs of the fairness protocol, then the rest,
-whole experiments cheapest first so that chapters complete) and ``make paper-gpu`` the image
+whole experiments cheapest first so that chapters complete; last the cells whose cpu twin is
+present, :func:`twins`), ``JOBS=<n>`` at a time, and ``make paper-gpu`` the image
 cells in the order of :func:`gpu_value_key` (one repetition of PT+CP and of its best
 competitor in the paper's Table 1 on CIFAR-10 with ND at 100k iterations first; more
 repetitions of that comparison, the other discrepancies, Tables 8, 7 and 2; the Fashion-MNIST
