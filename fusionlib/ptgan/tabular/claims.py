@@ -270,35 +270,40 @@ def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame) -> pd.
 
 
 def discrepancy_readings_claims(run, rank: pd.DataFrame, discrepancies: Sequence[str],
-                                dataset: str = "adult") -> pd.DataFrame:
-    """Register ``001-T10-readings-<dataset>-<discrepancy>-<classifier>`` (kind result): PT+CP
-    below MP (lambda_MP = 1) under JSD or PD, decided over the readings of the choices the
-    paper leaves unstated (:data:`READINGS`), as Table 3's ND ordering is
-    (:func:`readings_claims`): on Adult with ND the temperature alone turns the ordering
-    around, so one reading cannot decide it under another discrepancy either. Our reading's
-    verdict is the rank claim's (``rank``: :func:`ranking_claims` of Table 10, root seed 0); the
-    paper scale computes no other reading under JSD or PD, so those do not vote and the claim
-    reads "not run" (partly decided) until they are computed. Returns one row per
-    (discrepancy, classifier)."""
+                                dataset: str = "adult", *, other: str = "mp-1",
+                                table_name: str = "Table 10", tag: str = "T10") -> pd.DataFrame:
+    """Register ``001-<tag>-readings-<dataset>-<discrepancy>[-<other>]-<classifier>`` (kind
+    result): PT+CP below ``other`` (MP; lambda_MP = 1 for Table 10, 10 or 100 for Table 11),
+    decided over the readings of the choices the paper leaves unstated (:data:`READINGS`), as
+    Table 3's ND ordering is (:func:`readings_claims`): on Adult with ND the temperature alone
+    turns the ordering around, so one reading cannot decide it under another discrepancy or
+    penalty weight either. Our reading's verdict is the rank claim's (``rank``:
+    :func:`ranking_claims` of the table, root seed 0); the paper scale computes no other
+    reading of these rows, so those do not vote and the claim reads "not run" (partly
+    decided) until they are computed. Returns one row per (discrepancy, classifier)."""
     from fusionlib.compendium.verdicts import across_readings
 
     out = []
+    label = method_label(other)
+    suffix = "" if other == "mp-1" else f"-{other}"
     for disc in discrepancies:
         part = rank[(rank["dataset"] == dataset) & (rank["discrepancy"] == disc)
-                    & (rank["other"] == "mp-1")] if len(rank) else rank
+                    & (rank["other"] == other)] if len(rank) else rank
         ours = part.set_index("classifier")["verdict"] if len(part) else pd.Series(dtype=object)
         for key, col in COLUMNS.items():
             readings = [(f"tau={TAU:g}, running batch norm (ours; root seed 0)",
                          str(ours.get(col, "not run")))]
             readings += [(v, "not run") for v in READINGS]
             decision = across_readings(readings)
-            c = run.claim(f"001-T10-readings-{dataset}-{disc}-{key}", "001", "Table 10",
-                          f"{dataset}, {disc.upper()}, {col}: S_T(PT+CP) - S_T(MP) < 0, decided "
-                          "over every reading of the choices the paper leaves unstated "
+            c = run.claim(f"001-{tag}-readings-{dataset}-{disc}{suffix}-{key}", "001",
+                          table_name,
+                          f"{dataset}, {disc.upper()}, {col}: S_T(PT+CP) - S_T({label}) < 0, "
+                          "decided over every reading of the choices the paper leaves unstated "
                           "(temperature, batch norm when sampling)", "< 0",
                           "; ".join(f"{r.split(' (')[0]}: {v}" for r, v in readings),
                           decision=decision, why=f"{len(readings)} readings",
                           scale="paper" if ours.get(col, "not run") != "not run" else None)
-            out.append(dict(discrepancy=disc, classifier=col, **{r: v for r, v in readings},
-                            combined=c.verdict, reason=decision.reason))
+            out.append(dict(discrepancy=disc, other=other, classifier=col,
+                            **{r: v for r, v in readings}, combined=c.verdict,
+                            reason=decision.reason))
     return pd.DataFrame(out)

@@ -249,3 +249,31 @@ def test_table10_orderings_are_decided_over_the_readings(tmp_path):
     pd_claim = claims.loc["001-T10-readings-adult-pd-rf"]
     assert pd_claim["verdict"] == "not run" and "no reading was computed" in pd_claim["reason"]
     assert len(out) == 2 * len(COLUMNS)
+
+
+def test_table11_orderings_are_decided_over_the_readings(tmp_path):
+    """Adult ND against MP with lambda_MP = 10: our reading is decided ("differs"), MP-10 is
+    not trained under the other readings: the readings claim is partly decided ("not run"),
+    with the weight in its id. Planted fault: the rank claim alone would decide "differs"."""
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    # PT+CP (cpu cells) about 0.02 above MP-10 (paper cells) on each repetition
+    main = _jsd(0.02).assign(discrepancy="nd")
+    main["method"] = main["method"].replace({"mp-1": "mp-10"})
+    main.loc[main.method == "pt+cp", "scale"] = "cpu"
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    cfg = {"datasets": ["adult"], "settings": ["pt+cp", "mp-1"], "discrepancies": ["nd"]}
+    plan = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    rank = ranking_claims(run, "Table 11", "T11", ["nd"], "mp-10", all_paper=all_paper,
+                          main=main, plan=plan, cfg=cfg, reductions={"adult": []})
+    mine = rank[(rank.dataset == "adult") & (rank.discrepancy == "nd")]
+    assert (mine.verdict == "differs").all()
+    out = discrepancy_readings_claims(run, rank, ["nd", "jsd"], other="mp-10",
+                                      table_name="Table 11", tag="T11")
+    claims = run.claims.set_index("claim_id")
+    nd = claims.loc["001-T11-readings-adult-nd-mp-10-rf"]
+    assert nd["verdict"] == "not run" and "partly decided (1 of 4 readings)" in nd["reason"]
+    assert nd["scale"] == "paper" and nd["where"] == "Table 11"
+    assert "10" in nd["quantity"]
+    jsd = claims.loc["001-T11-readings-adult-jsd-mp-10-rf"]
+    assert "no reading was computed" in jsd["reason"]
+    assert set(out["other"]) == {"mp-10"} and len(out) == 2 * len(COLUMNS)
