@@ -184,31 +184,45 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
 
 
 def pooled_claims(run, per_seed: Mapping[int, pd.DataFrame], *, all_paper: pd.DataFrame,
-                  reductions: Sequence[str]) -> pd.DataFrame:
+                  reductions: Sequence[str],
+                  seed_scales: Mapping[int, str] | None = None) -> pd.DataFrame:
     """Register ``001-T3-pooled-adult-nd-<classifier>``: S_T(PT+CP) - S_T(MP) < 0 on Adult (ND)
     over the repetitions of every root seed computed (``per_seed``: root seed -> that seed's
     Adult ND scores of the main runs), seed as a block
-    (:func:`~fusionlib.ptgan.tabular.evidence.pooled_difference`). Returns one row per seed
-    and classifier plus the pooled row."""
+    (:func:`~fusionlib.ptgan.tabular.evidence.pooled_difference`).
+
+    ``seed_scales``: root seed -> the scale its cells were computed at, where not the
+    chapter's (a cpu chapter reads the paper scale's cells of other root seeds: the same
+    protocol on Adult). The claim then names each seed's scale and is labelled with that other
+    scale, as :func:`ranking_claims` labels rows read from another scale. Returns one row per
+    seed and classifier plus the pooled row."""
     from fusionlib.ptgan.tabular.evidence import pooled_difference
 
     p = all_paper[(all_paper.dataset == "adult") & (all_paper.discrepancy == "nd")]
     p = p.set_index("method")
+    other = {s: sc for s, sc in (seed_scales or {}).items()
+             if sc != run.scale and s in per_seed}
+    label = sorted(set(other.values()))[0] if other else None
     out = []
     for key, col in COLUMNS.items():
         est, table = pooled_difference(per_seed, key)
-        seeds = ", ".join(str(s) for s in table["seed"]) or "none"
+        seeds = ", ".join(f"{s}" + (f" ({other[int(s)]} scale)" if int(s) in other else "")
+                          for s in table["seed"]) or "none"
         paper_gap = round(float(p.loc["pt+cp", col] - p.loc["mp-1", col]), 3)
         c = run.claim(f"001-T3-pooled-adult-nd-{key}", "001", "Table 3",
                       f"adult, ND, {col}: S_T(PT+CP) - S_T(MP) < 0 over the repetitions of every "
                       "root seed computed (seed as a block)", paper_gap, est, expect="<0",
                       not_comparable=("protocol: " + "; ".join(reductions)) if reductions
                       else None,
-                      why=f"root seeds {seeds}, {est.n or 0} paired repetitions; tau {TAU}")
+                      why=f"root seeds {seeds}, {est.n or 0} paired repetitions; tau {TAU}",
+                      scale=label)
         out.extend(dict(classifier=col, seed=str(r.seed), mean=r.mean, median=r.median,
-                        se=r.se, pairs=r.pairs, verdict="") for r in table.itertuples())
+                        se=r.se, pairs=r.pairs, scale=other.get(int(r.seed), run.scale),
+                        verdict="") for r in table.itertuples())
         out.append(dict(classifier=col, seed="pooled", mean=c.ours, median=float("nan"),
-                        se=c.ours_se, pairs=c.ours_n, verdict=c.verdict))
+                        se=c.ours_se, pairs=c.ours_n,
+                        scale=" and ".join(sorted({run.scale, *other.values()})),
+                        verdict=c.verdict))
     return pd.DataFrame(out)
 
 
@@ -240,13 +254,16 @@ def sensitivity_claims(run, rows: pd.DataFrame, *, reductions: Sequence[str],
 READINGS: tuple[str, ...] = ("tau=0.5", "tau=1", "bn=batch")
 
 
-def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame) -> pd.DataFrame:
+def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame, *,
+                    scale: str | None = None) -> pd.DataFrame:
     """Register ``001-T3-readings-adult-nd-<classifier>`` (kind result): PT+CP below MP on
     Adult (ND) under every reading of the choices the paper leaves unstated, decided by
     :func:`~fusionlib.compendium.verdicts.across_readings` from the pooled claim (our reading,
     tau 0.2 with running batch norm, every root seed) and the sensitivity claims of
-    :data:`READINGS` (root seed 0). Returns one row per classifier: the verdict under each
-    reading and the combined one."""
+    :data:`READINGS` (root seed 0). ``scale``: the scale of the cells the other readings came
+    from, when not the chapter's (a cpu chapter reads the paper scale's sensitivity cells): a
+    claim with at least one such reading computed is labelled with it. Returns one row per
+    classifier: the verdict under each reading and the combined one."""
     from fusionlib.compendium.verdicts import across_readings
 
     pooled_v = pooled[pooled["seed"] == "pooled"].set_index("classifier")["verdict"]
@@ -258,12 +275,14 @@ def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame) -> pd.
                      str(pooled_v.get(col, "not run")))]
         readings += [(v, str(sens.get((v, key), "not run"))) for v in READINGS]
         decision = across_readings(readings)
+        other = scale if scale and scale != run.scale and any(
+            v != "not run" for _, v in readings[1:]) else None
         c = run.claim(f"001-T3-readings-adult-nd-{key}", "001", "Table 3",
                       f"adult, ND, {col}: S_T(PT+CP) - S_T(MP) < 0, decided over every "
                       "reading of the choices the paper leaves unstated (temperature, batch "
                       "norm when sampling)", "< 0", "; ".join(f"{r.split(' (')[0]}: {v}"
                                                      for r, v in readings),
-                      decision=decision, why=f"{len(readings)} readings")
+                      decision=decision, scale=other)
         out.append(dict(classifier=col, **{r: v for r, v in readings}, combined=c.verdict,
                         reason=decision.reason))
     return pd.DataFrame(out)

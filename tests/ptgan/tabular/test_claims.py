@@ -14,6 +14,7 @@ from fusionlib.ptgan.tabular.claims import (
     discrepancy_readings_claims,
     known_differences,
     paper_side,
+    pooled_claims,
     protocol_not_comparable,
     ranking_claims,
     readings_claims,
@@ -277,3 +278,31 @@ def test_table11_orderings_are_decided_over_the_readings(tmp_path):
     jsd = claims.loc["001-T11-readings-adult-jsd-mp-10-rf"]
     assert "no reading was computed" in jsd["reason"]
     assert set(out["other"]) == {"mp-10"} and len(out) == 2 * len(COLUMNS)
+
+
+@pytest.mark.parametrize("sens, labelled", [
+    ({"tau=1": "reproduced"}, "paper"),  # one other reading computed from paper cells
+    ({}, "cpu"),  # no other reading computed: nothing was read from the paper scale
+])
+def test_readings_claims_name_the_scale_of_the_other_readings(tmp_path, sens, labelled):
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    readings_claims(run, _pooled("differs"), _sens(sens), scale="paper")
+    row = run.claims.set_index("claim_id").loc["001-T3-readings-adult-nd-rf"]
+    assert row["scale"] == labelled
+
+
+def test_pooled_claims_name_the_scale_of_each_root_seed(tmp_path):
+    """Seed 0 from this (cpu) page, seed 1 from the paper scale's cells: the claim is labelled
+    paper and names each seed's scale. Planted fault: without ``seed_scales`` (the page's
+    former call) it would read as the cpu scale's alone."""
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    per_seed = {0: _scores(), 1: _scores(0.01)}
+    for seed_scales, labelled in (({1: "paper"}, "paper"), (None, "cpu")):
+        run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+        out = pooled_claims(run, per_seed, all_paper=all_paper, reductions=[],
+                            seed_scales=seed_scales)
+        row = run.claims.set_index("claim_id").loc["001-T3-pooled-adult-nd-rf"]
+        assert row["scale"] == labelled and int(row["ours_n"]) == 6
+        rf = out[out.classifier == "RF"].set_index("seed")["scale"]
+        assert rf["0"] == "cpu" and rf["1"] == labelled
+        assert rf["pooled"] == ("cpu and paper" if seed_scales else "cpu")
