@@ -71,3 +71,21 @@ def test_other_seed_other_traces(tmp_path):
     for key in a:
         assert not a[key]["seed"].equals(b[key]["seed"])
     assert not a["noise"]["w1"].equals(b["noise"]["w1"])
+
+
+def test_present_traces_read_without_computing(tmp_path):
+    """None while any collapse cell lacks a shard (nothing is computed: the folder stays
+    empty); the computed traces once every cell is present; None again when one shard goes."""
+    from fusionlib.errors import InvalidInputError
+
+    assert V.present_traces("collapse", "smoke", 0, root=tmp_path) is None
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))  # nothing computed
+    want = V.variance_traces("smoke", 0, root=tmp_path, progress=False)["collapse"]
+    got = V.present_traces("collapse", "smoke", 0, root=tmp_path)
+    pd.testing.assert_frame_equal(got, want)
+    shard = C.shard_path(tmp_path, "ptgan_var_collapse", "smoke",
+                         V.COLLAPSE.cells("smoke", 0)[-1].cell_id)
+    shard.unlink()
+    assert V.present_traces("collapse", "smoke", 0, root=tmp_path) is None
+    with pytest.raises(InvalidInputError, match="kind"):
+        V.present_traces("collapsed", "smoke", 0, root=tmp_path)
