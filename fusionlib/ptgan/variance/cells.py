@@ -32,7 +32,7 @@ from fusionlib.compendium.cells import Cell, Experiment, Shard, register, result
 from fusionlib.rng import seed_int
 
 __all__ = ["VARIANCE_CONFIG", "COLLAPSE", "TRAINING", "NOISE", "variance_traces",
-           "present_traces", "collapse_jobs"]
+           "collapse_jobs"]
 
 #: the chapter's settings per scale (notebooks/ptgan_variance.md reads them from here)
 VARIANCE_CONFIG: dict[str, dict[str, Any]] = {
@@ -158,23 +158,3 @@ def variance_traces(scale: str, seed: int = 0, *, root: str | os.PathLike[str] |
         rows, _ = results(exp, scale, seed=seed, root=root, progress=progress)
         out[key] = rows.drop(columns="cell_id").reset_index(drop=True)
     return out
-
-
-def present_traces(kind: str, scale: str, seed: int = 0, *,
-                   root: str | os.PathLike[str] | None = None) -> pd.DataFrame | None:
-    """The traces of every ``kind`` (``collapse``, ``training`` or ``noise``) cell at ``scale``
-    when each has a current shard (computed here, elsewhere or installed from a bundle), in the
-    chapter's order; None when any is missing. Nothing is computed: a cpu page reads the paper
-    scale's cells this way."""
-    from fusionlib.compendium.cells import CellsMissingError
-    from fusionlib.errors import InvalidInputError
-
-    exps = {"collapse": COLLAPSE, "training": TRAINING, "noise": NOISE}
-    if kind not in exps:
-        raise InvalidInputError(f"present_traces: kind {kind!r} is not one of {sorted(exps)}")
-    try:
-        rows, _ = results(exps[kind], scale, seed=seed, root=root, progress=False,
-                          compute_missing=False)
-    except CellsMissingError:
-        return None
-    return rows.drop(columns="cell_id").reset_index(drop=True)

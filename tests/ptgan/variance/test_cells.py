@@ -10,6 +10,7 @@ from fusionlib.compendium import cells as C
 from fusionlib.ptgan.config import default_config
 from fusionlib.ptgan.variance import cells as V
 from fusionlib.ptgan.variance.collapse import CollapseSetup, collapse_trace
+from fusionlib.ptgan.variance.present import present_traces
 from fusionlib.ptgan.variance.runs import noisy_training_run, variance_training_run
 from fusionlib.rng import seed_int
 
@@ -78,14 +79,14 @@ def test_present_traces_read_without_computing(tmp_path):
     empty); the computed traces once every cell is present; None again when one shard goes."""
     from fusionlib.errors import InvalidInputError
 
-    assert V.present_traces("collapse", "smoke", 0, root=tmp_path) is None
+    assert present_traces("collapse", "smoke", 0, root=tmp_path) is None
     assert not any(p.is_file() for p in tmp_path.rglob("*"))  # nothing computed
     want = V.variance_traces("smoke", 0, root=tmp_path, progress=False)["collapse"]
-    got = V.present_traces("collapse", "smoke", 0, root=tmp_path)
+    got = present_traces("collapse", "smoke", 0, root=tmp_path)
     pd.testing.assert_frame_equal(got, want)
     shard = C.shard_path(tmp_path, "ptgan_var_collapse", "smoke",
                          V.COLLAPSE.cells("smoke", 0)[-1].cell_id)
     shard.unlink()
-    assert V.present_traces("collapse", "smoke", 0, root=tmp_path) is None
+    assert present_traces("collapse", "smoke", 0, root=tmp_path) is None
     with pytest.raises(InvalidInputError, match="kind"):
-        V.present_traces("collapsed", "smoke", 0, root=tmp_path)
+        present_traces("collapsed", "smoke", 0, root=tmp_path)
