@@ -229,3 +229,29 @@ def test_tolerance_comparison_of_results():
     assert not cells_origin._diff(a, {"rows": [[1.1, "x", None]], "meta": {}}, 1e-3, 1e-6, {})
     assert not cells_origin._diff(a, {"rows": [[1.0, "y", None]], "meta": {}}, 1, 1, {})
     assert not cells_origin._diff(a, {"rows": [[1.0, "x"]], "meta": {}}, 1, 1, {})
+
+
+def test_export_says_why_nothing_could_be_exported(tmp_path, env):
+    """Nothing computed: "compute the cells first". Shard files of another grid (here: another
+    root seed's, as when the data sets present differ from those the cells were computed
+    with): the message names them and what the grid depends on, not "compute the cells"."""
+    with pytest.raises(InvalidInputError, match="compute the cells first"):
+        C.export_bundle("smoke", root=tmp_path, experiments=["fake_bundle"],
+                        out=tmp_path / "b.tar.gz")
+    _fill(tmp_path)
+    with pytest.raises(InvalidInputError, match=r"3 shard file\(s\) there belong to no cell of "
+                       r"this grid .* root seed \(--seed\) and on the data sets") as exc:
+        C.export_bundle("smoke", seed=7, root=tmp_path, experiments=["fake_bundle"],
+                        out=tmp_path / "b.tar.gz")
+    assert "compute the cells first" not in str(exc.value)
+    assert not (tmp_path / "b.tar.gz").exists()
+
+
+def test_export_names_stale_shards(tmp_path, env, monkeypatch):
+    from fusionlib.compendium.cells import bundle as cells_bundle
+
+    _fill(tmp_path)
+    monkeypatch.setattr(cells_bundle, "code_key", lambda exp: "0" * 64)  # other code
+    with pytest.raises(InvalidInputError, match=r"3 shard\(s\) are stale"):
+        C.export_bundle("smoke", root=tmp_path, experiments=["fake_bundle"],
+                        out=tmp_path / "b.tar.gz")

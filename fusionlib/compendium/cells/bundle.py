@@ -169,6 +169,29 @@ def _entry(exp: str, scale: str, cell_id: str, data: bytes) -> dict[str, Any]:
             "commit": run.get("commit")}
 
 
+def _nothing_to_export(root: Path, scale: str, seed: int, names: Sequence[str],
+                       missing: Sequence[dict[str, Any]]) -> str:
+    """Why no shard could be exported: none computed, stale ones, or shard files that belong to
+    no cell of this grid (the grid depends on the root seed and on the data sets present)."""
+    head = f"no current shard at scale {scale!r} (seed {seed}) under {root}"
+    stale = sum(m["status"] == "stale" for m in missing)
+    wanted = {(m["experiment"], m["cell_id"]) for m in missing}
+    strays = sorted(
+        f"{n}/{scale}/{p.name}" for n in names if (root / n / scale).is_dir()
+        for p in (root / n / scale).glob(f"*{SHARD_SUFFIX}")
+        if (n, p.name[: -len(SHARD_SUFFIX)]) not in wanted)
+    if strays:
+        data = os.environ.get("FUSIONLIB_DATA", "<repository>/data")
+        return (f"{head}: {len(strays)} shard file(s) there belong to no cell of this grid "
+                f"(e.g. {strays[0]}). The grid depends on the root seed (--seed) and on the data "
+                f"sets present in the data folder ({data}; FUSIONLIB_DATA): export with the "
+                "seed and the data folder the cells were computed with")
+    if stale:
+        return (f"{head}: {stale} shard(s) are stale (computed by other code or other pins): "
+                f"recompute them (make cells SCALE={scale}), then export")
+    return f"{head}: compute the cells first (make cells SCALE={scale}), then export"
+
+
 def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | None = None,
                   out: str | os.PathLike[str] | None = None,
                   experiments: Sequence[str] | None = None,
@@ -209,9 +232,7 @@ def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | N
             entries.append(entry)
             members[entry["member"]] = data
     if not entries:
-        raise InvalidInputError(
-            f"no current shard at scale {scale!r} (seed {seed}) under {root}: compute the cells "
-            f"first (make cells SCALE={scale}), then export")
+        raise InvalidInputError(_nothing_to_export(root, scale, seed, names, missing))
     commit = git_commit()
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = Path(out) if out else (REPO / "results" / "bundles" /
