@@ -90,7 +90,8 @@ def coverage_tolerance(paper_runs: int = 10) -> float:
 
 def coverage_claim(run, cid: str, where: str, quantity: str, paper: str, k: int, n: int, *,
                    paper_rate: float, fail: str, reduction: str, paper_runs: int = 10,
-                   kind: str = "result", produced_by_reduction: str | None = None) -> Decision:
+                   kind: str = "result", produced_by_reduction: str | None = None,
+                   scale: str | None = None) -> Decision:
     """Register a mode-coverage claim on ``run``: ``k`` of our ``n`` seeds against the paper's
     rate ``paper_rate`` (1: every seed covers all modes, 0: none does), decided by the exact
     binomial rule (:func:`~fusionlib.compendium.verdicts.binomial`) within
@@ -98,12 +99,14 @@ def coverage_claim(run, cid: str, where: str, quantity: str, paper: str, k: int,
     same interval, so a few seeds leave both inconclusive; ``produced_by_reduction`` (a reason)
     makes the claim "not comparable" when the reduction of this scale alone produces the
     outcome (a plain GAN that covers few modes after a shortened run). ``fail`` and
-    ``reduction`` (how our runs are smaller) make the reason. Returns the decision."""
+    ``reduction`` (how our runs are smaller) make the reason. ``scale``: the scale of the runs
+    counted, when not the chapter's (a cpu page reading the paper scale's cells). Returns the
+    decision."""
     tol = coverage_tolerance(paper_runs)
     d = binomial(int(k), int(n), paper_rate, tolerance=tol, reason=f"{fail} ({reduction})",
                  not_comparable=produced_by_reduction)
     run.claim(cid, "001", where, quantity, paper, f"{k}/{n}", kind=kind, decision=d,
-              tolerance=round(tol, 4))
+              tolerance=round(tol, 4), scale=scale)
     return d
 
 
