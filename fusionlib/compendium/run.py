@@ -221,8 +221,10 @@ class Run:
         )
 
     def table(self, df: pd.DataFrame, title: str, *, digits: int = 3, index: bool = False,
-              decisive: bool | None = None) -> Any:
-        """``df`` ready to display in the book, captioned with ``title`` and this run's scale.
+              decisive: bool | None = None, scale: str | None = None) -> Any:
+        """``df`` ready to display in the book, captioned with ``title`` and this run's scale
+        (or ``scale``: the scale of the cells the table shows, when not this page's, as when a
+        cpu page shows the paper scale's cells).
 
         ``decisive`` puts the columns that decide first, right after the label columns (the
         leading columns of text, such as data set and method, or the index when ``index``;
@@ -262,7 +264,10 @@ class Run:
         styler = styler.format_index(precision=digits, escape="html", axis=1)
         if not index:
             styler = styler.hide(axis="index")
-        caption = html.escape(f"{title} (scale: {self.scale})")
+        if scale is not None and scale not in SCALES:
+            raise InvalidInputError(f"table {title!r}: scale {scale!r} is not one of "
+                                    f"{list(SCALES)}")
+        caption = html.escape(f"{title} (scale: {scale or self.scale})")
         cells = "padding: 0.2em 0.6em; text-align: right; vertical-align: top;"
         styles = [
             {"selector": "", "props": "margin-left: 0;"},  # aligned with the text

@@ -172,7 +172,8 @@ def _entry(exp: str, scale: str, cell_id: str, data: bytes) -> dict[str, Any]:
 def _nothing_to_export(root: Path, scale: str, seed: int, names: Sequence[str],
                        missing: Sequence[dict[str, Any]]) -> str:
     """Why no shard could be exported: none computed, stale ones, or shard files that belong to
-    no cell of this grid (the grid depends on the root seed and on the data sets present)."""
+    no cell of this grid (the grid depends on the root seed and on the data sets present);
+    ``names``: the experiments that run at ``scale``."""
     head = f"no current shard at scale {scale!r} (seed {seed}) under {root}"
     stale = sum(m["status"] == "stale" for m in missing)
     wanted = {(m["experiment"], m["cell_id"]) for m in missing}
@@ -232,7 +233,8 @@ def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | N
             entries.append(entry)
             members[entry["member"]] = data
     if not entries:
-        raise InvalidInputError(_nothing_to_export(root, scale, seed, names, missing))
+        ran = [n for n in names if scale in get_experiment(n).scales]
+        raise InvalidInputError(_nothing_to_export(root, scale, seed, ran, missing))
     commit = git_commit()
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = Path(out) if out else (REPO / "results" / "bundles" /

@@ -130,7 +130,8 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
     The paper's gap is read from ``all_paper`` (Tables 3, 10 and 11 together, so that PT+CP
     is found for Table 11's MP rows); a dataset whose data is absent (``plan``) or that this
     scale does not run (``cfg``: ``datasets``, ``settings``; ``discrepancies``) is "not run".
-    Returns one row per claim (paper gap, our estimate, verdict).
+    Returns one row per claim (paper gap, our estimate, verdict, and ``scale``: that of the
+    cells that decided it, None when it did not run).
     """
     paper = paper_table("001", table_name)
     out = []
@@ -147,6 +148,7 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
             paper_gap = round(float(p.loc["pt+cp", col] - p.loc[other, col]), 3)
             rows = main[(main.dataset == d) & (main.discrepancy == disc)
                         & main.method.isin(["pt+cp", other])]
+            decided_at = None  # the scale of the cells that decided the claim
             if plan.get(d):
                 c = run.claim(cid, "001", table_name, what, paper_gap, None,
                               not_run=f"data absent: {plan[d]}")
@@ -177,9 +179,10 @@ def ranking_claims(run, table_name: str, tag: str, discrepancies: Sequence[str],
                               + (" (the same split, repetition seeds and protocol)"
                                  if len(scales) > 1 else ""),
                               scale="paper" if "paper" in scales else None)
+                decided_at = "paper" if "paper" in scales else run.scale
             out.append(dict(dataset=d, discrepancy=disc, other=other, classifier=col,
                             paper=paper_gap, ours=c.ours, se=c.ours_se, n=c.ours_n,
-                            verdict=c.verdict))
+                            verdict=c.verdict, scale=decided_at))
     return pd.DataFrame(out)
 
 
@@ -266,7 +269,11 @@ def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame, *,
     classifier: the verdict under each reading and the combined one."""
     from fusionlib.compendium.verdicts import across_readings
 
-    pooled_v = pooled[pooled["seed"] == "pooled"].set_index("classifier")["verdict"]
+    pooled_rows = pooled[pooled["seed"] == "pooled"].set_index("classifier")
+    pooled_v = pooled_rows["verdict"]
+    # the scales the pooled reading drew on ("cpu and paper" when other root seeds' cells came
+    # from the paper scale: pooled_claims)
+    pooled_at = pooled_rows["scale"] if "scale" in pooled_rows else pd.Series(dtype=object)
     sens = (sensitivity.set_index(["variant", "classifier"])["verdict"] if len(sensitivity)
             else pd.Series(dtype=object))
     out = []
@@ -277,12 +284,15 @@ def readings_claims(run, pooled: pd.DataFrame, sensitivity: pd.DataFrame, *,
         decision = across_readings(readings)
         other = scale if scale and scale != run.scale and any(
             v != "not run" for _, v in readings[1:]) else None
+        if other is None and readings[0][1] != "not run":
+            drawn = str(pooled_at.get(col, "")).split(" and ")
+            other = next((x for x in drawn if x and x != run.scale), None)
         c = run.claim(f"001-T3-readings-adult-nd-{key}", "001", "Table 3",
                       f"adult, ND, {col}: S_T(PT+CP) - S_T(MP) < 0, decided over every "
                       "reading of the choices the paper leaves unstated (temperature, batch "
                       "norm when sampling)", "< 0", "; ".join(f"{r.split(' (')[0]}: {v}"
                                                      for r, v in readings),
-                      decision=decision, scale=other)
+                      decision=decision, why=f"{len(readings)} readings", scale=other)
         out.append(dict(classifier=col, **{r: v for r, v in readings}, combined=c.verdict,
                         reason=decision.reason))
     return pd.DataFrame(out)
@@ -309,6 +319,8 @@ def discrepancy_readings_claims(run, rank: pd.DataFrame, discrepancies: Sequence
         part = rank[(rank["dataset"] == dataset) & (rank["discrepancy"] == disc)
                     & (rank["other"] == other)] if len(rank) else rank
         ours = part.set_index("classifier")["verdict"] if len(part) else pd.Series(dtype=object)
+        at = (part.set_index("classifier")["scale"] if len(part) and "scale" in part
+              else pd.Series(dtype=object))
         for key, col in COLUMNS.items():
             readings = [(f"tau={TAU:g}, running batch norm (ours; root seed 0)",
                          str(ours.get(col, "not run")))]
@@ -321,7 +333,7 @@ def discrepancy_readings_claims(run, rank: pd.DataFrame, discrepancies: Sequence
                           "(temperature, batch norm when sampling)", "< 0",
                           "; ".join(f"{r.split(' (')[0]}: {v}" for r, v in readings),
                           decision=decision, why=f"{len(readings)} readings",
-                          scale="paper" if ours.get(col, "not run") != "not run" else None)
+                          scale=at.get(col) if isinstance(at.get(col), str) else None)
             out.append(dict(discrepancy=disc, other=other, classifier=col,
                             **{r: v for r, v in readings}, combined=c.verdict,
                             reason=decision.reason))

@@ -306,3 +306,34 @@ def test_pooled_claims_name_the_scale_of_each_root_seed(tmp_path):
         rf = out[out.classifier == "RF"].set_index("seed")["scale"]
         assert rf["0"] == "cpu" and rf["1"] == labelled
         assert rf["pooled"] == ("cpu and paper" if seed_scales else "cpu")
+
+
+def test_readings_claims_take_the_scale_of_the_rank_claims_cells(tmp_path):
+    """Our reading decided from this (cpu) scale's own cells: the readings claim says cpu.
+    Planted fault: the former rule (paper whenever our reading is decided) would say paper."""
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    main = pd.concat([_scores().assign(scale="cpu"), _jsd(+0.01, scale="cpu")],
+                     ignore_index=True)
+    all_paper = pd.concat([paper_table("001", t) for t in ("Table 3", "Table 10", "Table 11")])
+    cfg = {"datasets": ["adult"], "settings": ["pt+cp", "mp-1"], "discrepancies": ["nd", "jsd"]}
+    plan = {"adult": None, "law_school": "no file", "credit_default": "no file"}
+    rank = ranking_claims(run, "Table 10", "T3", ["nd", "jsd"], all_paper=all_paper, main=main,
+                          plan=plan, cfg=cfg, reductions={"adult": []})
+    mine = rank[(rank.dataset == "adult") & (rank.discrepancy == "jsd")]
+    assert (mine.scale == "cpu").all() and (mine.verdict == "differs").all()
+    assert rank[rank.verdict == "not run"].scale.isna().all()
+    discrepancy_readings_claims(run, rank, ["jsd"])
+    row = run.claims.set_index("claim_id").loc["001-T10-readings-adult-jsd-rf"]
+    assert row["scale"] == "cpu" and "partly decided (1 of 4 readings)" in row["reason"]
+
+
+def test_readings_claims_take_the_scale_of_the_pooled_reading(tmp_path):
+    """No other reading computed, but our (pooled) reading drew root seeds from the paper
+    scale's cells: the readings claim says paper."""
+    run = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path)
+    pooled = _pooled("differs").assign(scale="cpu and paper")
+    readings_claims(run, pooled, _sens({}), scale="paper")
+    assert run.claims.set_index("claim_id").loc["001-T3-readings-adult-nd-rf", "scale"] == "paper"
+    run2 = Run("ptgan_tabular", scale="cpu", seed=0, results_dir=tmp_path / "b")
+    readings_claims(run2, _pooled("differs").assign(scale="cpu"), _sens({}), scale="paper")
+    assert run2.claims.set_index("claim_id").loc["001-T3-readings-adult-nd-rf", "scale"] == "cpu"

@@ -90,3 +90,22 @@ def test_present_traces_read_without_computing(tmp_path):
     assert present_traces("collapse", "smoke", 0, root=tmp_path) is None
     with pytest.raises(InvalidInputError, match="kind"):
         present_traces("collapsed", "smoke", 0, root=tmp_path)
+
+
+def test_present_traces_say_stale_shards_are_not_read(tmp_path, monkeypatch):
+    """Stale shards (here: every one, under a planted other code key) give None and one warning
+    that says they are not read, not the cells' "recomputed" warning per shard."""
+    import warnings
+
+    from fusionlib.compendium.cells import StaleShardWarning
+    from fusionlib.compendium.cells import exec as cells_exec
+
+    V.variance_traces("smoke", 0, root=tmp_path, progress=False)
+    monkeypatch.setattr(cells_exec, "code_key", lambda exp: "0" * 64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert present_traces("collapse", "smoke", 0, root=tmp_path) is None
+    stale = [w for w in caught if issubclass(w.category, StaleShardWarning)]
+    assert len(stale) == 1, [str(w.message) for w in caught]
+    assert "4 shard(s) of ptgan_var_collapse" in str(stale[0].message)
+    assert "not read" in str(stale[0].message) and "recomputed" not in str(stale[0].message)
