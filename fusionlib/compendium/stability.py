@@ -42,17 +42,35 @@ def stability_path(scale: str) -> Path:
 def stability_table(by_seed: dict[int, pd.DataFrame]) -> pd.DataFrame:
     """One row per claim: its verdict at each seed (``seed <s>`` columns; empty where a seed
     did not register it) and ``stability``: "stable" when every seed gives one verdict, else
-    "flips: <verdict> at <seeds>; ...". Needs at least two seeds."""
+    "flips: <verdict> at <seeds>; ...". Needs at least two seeds.
+
+    A claim decided from cells of another scale at some seeds than at others (a cpu page reads
+    the paper scale's cells where they exist, for root seed 0 only so far; the claims'
+    ``scale`` column) compares scales, not seeds: its label is "scales differ: <scale> at
+    <seeds>; ..." (with the verdicts), counted neither as stable nor as a flip."""
     if len(by_seed) < 2:
         raise InvalidInputError(f"seed stability needs at least two seeds, got {list(by_seed)}")
     meta = pd.concat([c[["claim_id", "seed_file", "experiment"]] for c in by_seed.values()])
     out = meta.drop_duplicates("claim_id").set_index("claim_id")
     seed_cols = [f"seed {s}" for s in sorted(by_seed)]
+    scales = pd.DataFrame(index=out.index)
     for seed in sorted(by_seed):
-        out[f"seed {seed}"] = by_seed[seed].set_index("claim_id")["verdict"]
+        frame = by_seed[seed].set_index("claim_id")
+        out[f"seed {seed}"] = frame["verdict"]
+        if "scale" in frame:
+            scales[seed] = frame["scale"]
     out = out.fillna("")
+    scales = scales.reindex(out.index)
     labels = []
-    for row in out[seed_cols].itertuples(index=False):
+    for cid, row in zip(out.index, out[seed_cols].itertuples(index=False), strict=True):
+        at = {s: x for s, x in scales.loc[cid].items() if isinstance(x, str) and x}
+        if len(set(at.values())) > 1:
+            parts = [f"{sc} at seed {', '.join(str(s) for s in sorted(at) if at[s] == sc)}"
+                     for sc in sorted(set(at.values()))]
+            verdicts = ", ".join(f"{v or '(absent)'} at seed {s}"
+                                 for s, v in zip(sorted(by_seed), row, strict=True))
+            labels.append(f"scales differ: {'; '.join(parts)} ({verdicts})")
+            continue
         present = {v for v in row if v}
         if len(present) <= 1 and all(row):
             labels.append("stable")

@@ -27,6 +27,24 @@ def test_stable_and_flipping_claims():
     assert table.loc["b", "seed 1"] == "inconclusive" and table.loc["c", "seed 2"] == ""
 
 
+def test_a_claim_decided_at_another_scale_at_one_seed_compares_scales_not_seeds():
+    """Seed 0 reads the paper scale's cells (F4: reproduced), seeds 1 and 2 their own cpu runs
+    (inconclusive): "scales differ", neither stable nor a flip. Claims at one scale everywhere
+    keep the usual labels."""
+    def at(verdicts, scales):
+        return _claims(verdicts).assign(scale=[scales[k] for k in verdicts])
+
+    table = stability.stability_table({
+        0: at({"f4": "reproduced", "x": "reproduced"}, {"f4": "paper", "x": "cpu"}),
+        1: at({"f4": "inconclusive", "x": "differs"}, {"f4": "cpu", "x": "cpu"}),
+        2: at({"f4": "inconclusive", "x": "reproduced"}, {"f4": "cpu", "x": "cpu"}),
+    }).set_index("claim_id")
+    f4 = table.loc["f4", "stability"]
+    assert f4.startswith("scales differ: cpu at seed 1, 2; paper at seed 0")
+    assert "reproduced at seed 0" in f4 and not f4.startswith("flips")
+    assert table.loc["x", "stability"].startswith("flips: differs at seed 1")
+
+
 def test_one_seed_is_refused():
     with pytest.raises(InvalidInputError, match="two seeds"):
         stability.stability_table({0: _claims({"a": "reproduced"})})
