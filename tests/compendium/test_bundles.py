@@ -255,3 +255,24 @@ def test_export_names_stale_shards(tmp_path, env, monkeypatch):
     with pytest.raises(InvalidInputError, match=r"3 shard\(s\) are stale"):
         C.export_bundle("smoke", root=tmp_path, experiments=["fake_bundle"],
                         out=tmp_path / "b.tar.gz")
+
+
+def test_present_results_read_only_complete_current_grids(tmp_path, env, monkeypatch):
+    """None (and nothing written) while cells are missing; results() once all are present; None
+    with one "not read" warning when every shard is stale (a planted other code key)."""
+    import warnings
+
+    from fusionlib.compendium.cells import exec as cells_exec
+
+    assert C.present_results("fake_bundle", "smoke", root=tmp_path) is None
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    _fill(tmp_path)
+    rows, _ = C.present_results("fake_bundle", "smoke", root=tmp_path)
+    want, _ = C.results("fake_bundle", "smoke", root=tmp_path, progress=False)
+    pd.testing.assert_frame_equal(rows.drop(columns="seconds"), want.drop(columns="seconds"))
+    monkeypatch.setattr(cells_exec, "code_key", lambda exp: "0" * 64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert C.present_results("fake_bundle", "smoke", root=tmp_path) is None
+    stale = [str(w.message) for w in caught if issubclass(w.category, C.StaleShardWarning)]
+    assert len(stale) == 1 and "3 shard(s) of fake_bundle" in stale[0] and "not read" in stale[0]

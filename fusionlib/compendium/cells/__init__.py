@@ -82,7 +82,13 @@ from __future__ import annotations
 from fusionlib.compendium.cells import registry as _registry
 from fusionlib.compendium.cells.bundle import export_bundle, import_bundle
 from fusionlib.compendium.cells.cli import main
-from fusionlib.compendium.cells.exec import cell_status, notebook_status, results, run_cell
+from fusionlib.compendium.cells.exec import (
+    cell_status,
+    notebook_status,
+    present_results,
+    results,
+    run_cell,
+)
 from fusionlib.compendium.cells.frames import frame_from_json, frame_to_json
 from fusionlib.compendium.cells.model import (
     Cell,
@@ -133,7 +139,8 @@ __all__ = [
     "CellsFailedError", "CellsMissingError", "StaleShardWarning",
     "register", "get_experiment", "experiment_names", "experiment_modules", "load_experiments",
     "default_root", "shard_path", "error_path", "code_key", "key_files", "write_shard",
-    "load_shard", "results", "run_cell", "cell_status", "notebook_status", "frame_to_json",
+    "load_shard", "results", "present_results", "run_cell", "cell_status", "notebook_status",
+    "frame_to_json",
     "frame_from_json", "main", "TIMING_FIELDS", "export_bundle", "import_bundle",
     "verify_bundle", "bundle_origin", "origin_text", "origin_summary",
 ]

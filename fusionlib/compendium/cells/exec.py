@@ -44,7 +44,7 @@ from fusionlib.compendium.runner import (
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_text, clean_stale_temporaries
 
-__all__ = ["results", "run_cell", "cell_status", "notebook_status"]
+__all__ = ["results", "present_results", "run_cell", "cell_status", "notebook_status"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +140,32 @@ def results(experiment: str | Experiment, scale: str, *, seed: int = 0,
     if "cell_id" in rows.columns:
         rows = rows[["cell_id", *[k for k in rows.columns if k != "cell_id"]]]
     return rows, {c.cell_id: shards[c.cell_id].figures for c in cells}
+
+
+def present_results(experiment: str | Experiment, scale: str, *, seed: int = 0,
+                    root: str | os.PathLike[str] | None = None
+                    ) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+    """:func:`results` when every cell of ``experiment`` at ``scale`` has a current shard; None
+    when any is missing or stale. Nothing is computed: a page reads another scale's cells this
+    way. Stale shards give one warning that says they are not read (instead of one
+    :class:`StaleShardWarning` per shard saying it is recomputed, untrue here)."""
+    name = get_experiment(experiment).name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StaleShardWarning)
+        try:
+            out = results(experiment, scale, seed=seed, root=root, progress=False,
+                          compute_missing=False)
+        except CellsMissingError:
+            out = None
+    stale = sum(issubclass(w.category, StaleShardWarning) for w in caught)
+    for w in caught:
+        if not issubclass(w.category, StaleShardWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if stale:
+        warnings.warn(f"{stale} shard(s) of {name} at scale {scale} are stale (computed by "
+                      "other code): not read, so the page falls back to its own runs",
+                      StaleShardWarning, stacklevel=2)
+    return out
 
 
 def _find_cell(exp: Experiment, scale: str, seed: int, cell_id: str) -> Cell:

@@ -9,11 +9,10 @@ computed shard) as it is.
 from __future__ import annotations
 
 import os
-import warnings
 
 import pandas as pd
 
-from fusionlib.compendium.cells import CellsMissingError, StaleShardWarning, results
+from fusionlib.compendium.cells import present_results
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.toys.cells import _ring_run  # the shard -> RingRun of ring_runs
 from fusionlib.ptgan.toys.runs import RingRun
@@ -32,24 +31,10 @@ def present_ring_runs(experiment: str, scale: str, seed: int = 0, *,
     if experiment not in EXPERIMENTS:
         raise InvalidInputError(f"present_ring_runs: experiment {experiment!r} is not one of "
                                 f"{list(EXPERIMENTS)}")
-    # a stale shard warns that it is "recomputed"; here nothing is: say what happens instead
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", StaleShardWarning)
-        try:
-            rows, figures = results(experiment, scale, seed=seed, root=root, progress=False,
-                                    compute_missing=False)
-        except CellsMissingError:
-            rows = None
-    stale = sum(issubclass(w.category, StaleShardWarning) for w in caught)
-    for w in caught:
-        if not issubclass(w.category, StaleShardWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if stale:
-        warnings.warn(f"{stale} shard(s) of {experiment} at scale {scale} are stale (computed "
-                      "by other code): not read, so the page falls back to its own runs",
-                      StaleShardWarning, stacklevel=2)
-    if rows is None:
+    found = present_results(experiment, scale, seed=seed, root=root)
+    if found is None:
         return None
+    rows, figures = found
     # keyed as ring_runs keys them (its body, which cannot take compute_missing without
     # changing the cells module and with it the key of every computed shard)
     out: dict[tuple, RingRun] = {}

@@ -9,11 +9,10 @@ computed shard) as it is.
 from __future__ import annotations
 
 import os
-import warnings
 
 import pandas as pd
 
-from fusionlib.compendium.cells import CellsMissingError, StaleShardWarning, results
+from fusionlib.compendium.cells import present_results
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.variance.cells import COLLAPSE, NOISE, TRAINING
 
@@ -29,22 +28,8 @@ def present_traces(kind: str, scale: str, seed: int = 0, *,
     exps = {"collapse": COLLAPSE, "training": TRAINING, "noise": NOISE}
     if kind not in exps:
         raise InvalidInputError(f"present_traces: kind {kind!r} is not one of {sorted(exps)}")
-    # a stale shard warns that it is "recomputed"; here nothing is: say what happens instead
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", StaleShardWarning)
-        try:
-            rows, _ = results(exps[kind], scale, seed=seed, root=root, progress=False,
-                              compute_missing=False)
-        except CellsMissingError:
-            rows = None
-    stale = sum(issubclass(w.category, StaleShardWarning) for w in caught)
-    for w in caught:
-        if not issubclass(w.category, StaleShardWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if stale:
-        warnings.warn(f"{stale} shard(s) of {exps[kind].name} at scale {scale} are stale (computed "
-                      "by other code): not read, so the page falls back to its own runs",
-                      StaleShardWarning, stacklevel=2)
-    if rows is None:
+    found = present_results(exps[kind], scale, seed=seed, root=root)
+    if found is None:
         return None
+    rows, _ = found
     return rows.drop(columns="cell_id").reset_index(drop=True)
