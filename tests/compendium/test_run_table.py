@@ -96,3 +96,17 @@ def test_a_column_of_links_is_aligned_as_text(tmp_path):
                                               "fusiongan.html#what-we-found")), "–"]})
     text = run.table(df, "T").to_html()
     assert "td.col1 {\n  text-align: left;\n  min-width: 12em;" in text
+
+
+def test_caption_names_the_scale_of_the_cells_shown(tmp_path):
+    import pytest
+
+    from fusionlib.errors import InvalidInputError
+
+    run = Run("t", scale="cpu", seed=0, results_dir=tmp_path)
+    df = pd.DataFrame({"a": [1.0]})
+    assert "(scale: cpu)" in run.table(df, "T").to_html()
+    html = run.table(df, "T", scale="paper").to_html()
+    assert "(scale: paper)" in html and "scale: cpu" not in html
+    with pytest.raises(InvalidInputError, match="'gpu' is not one of"):
+        run.table(df, "T", scale="gpu")
