@@ -30,6 +30,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -92,12 +93,19 @@ def _with_parents(dotted: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def fusionlib_dependencies(text: str) -> list[str]:
+def fusionlib_dependencies(text: str, skip: Iterable[str] = ()) -> list[str]:
     """Files (relative to ``fusionlib/``) of every fusionlib module ``text`` imports, closed
     under their own imports; package ``__init__`` files on each path are included.
 
-    ``text`` is Python source or a MyST notebook (its code cells are read).
+    ``text`` is Python source or a MyST notebook (its code cells are read). Modules named in
+    ``skip`` (dotted names; their submodules too) are neither listed nor followed: what only
+    they import is not a dependency (the code key skips the cell machinery this way).
     """
+    skip = tuple(skip)
+
+    def skipped(dotted: str) -> bool:
+        return any(dotted == m or dotted.startswith(m + ".") for m in skip)
+
     cells = _CELL.findall(text)
     todo = set().union(*(_imports(c) for c in cells)) if cells else _imports(text)
     todo.add("fusionlib")
@@ -106,7 +114,7 @@ def fusionlib_dependencies(text: str) -> list[str]:
         name = todo.pop()
         for dotted in _with_parents(name):
             f = _module_file(dotted)
-            if f is None or dotted in seen:
+            if f is None or dotted in seen or skipped(dotted):
                 continue
             seen[dotted] = f
             todo |= _imports(f.read_text(encoding="utf-8")) - set(seen)

@@ -378,6 +378,22 @@ def test_code_key_covers_the_module_its_imports_and_the_lock(tmp_path, monkeypat
     assert len({key, k1, k2, C.code_key("fake_grid")}) == 4
 
 
+def test_code_key_leaves_out_what_only_the_machinery_imports():
+    # an experiment that reads its frames through the machinery (fairtest_protocol's
+    # summary_io does) must not key on the modules the machinery imports (the runner, the
+    # claims and scorecard code): editing those would make every such shard stale
+    C.load_experiments()
+    files = [rel for rel, _ in C.key_files(C.get_experiment("fairtest_protocol").modules)]
+    assert "fairtest/protocol/summary_io.py" in files and "fairtest/protocol/cells.py" in files
+    assert not [f for f in files if f.startswith("compendium/") and f != "compendium/__init__.py"]
+    # the planted fault: following the machinery's own imports brings them back
+    from fusionlib.compendium.runner import fusionlib_dependencies
+
+    reached = fusionlib_dependencies((REPO / "fusionlib/fairtest/protocol/summary_io.py")
+                                     .read_text(encoding="utf-8"))
+    assert "compendium/claims.py" in reached and "compendium/runner.py" in reached
+
+
 def test_default_root_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv(C.ENV_ROOT, raising=False)
     assert C.default_root() == REPO / "results" / "cells"

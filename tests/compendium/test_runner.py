@@ -72,6 +72,17 @@ def test_dependencies_see_from_fusionlib_import_module():
     assert "checks.py" in deps  # rng imports checks
 
 
+def test_dependencies_skip_neither_lists_nor_follows_the_skipped_modules():
+    code = "from fusionlib.compendium.cells import results"
+    full = fusionlib_dependencies(code)
+    # the cell machinery imports the runner, which imports the claims machinery
+    assert "compendium/cells/store.py" in full and "compendium/claims.py" in full
+    cut = fusionlib_dependencies(code, skip=("fusionlib.compendium.cells",))
+    assert not any(d.startswith("compendium/cells/") for d in cut)
+    assert "compendium/claims.py" not in cut and "compendium/runner.py" not in cut
+    assert "compendium/__init__.py" in cut  # the parent package is still imported
+
+
 @pytest.mark.notebook
 def test_second_run_executes_nothing_and_failure_keeps_previous_output(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"

@@ -32,8 +32,8 @@ Code key
     on the CPU machine that builds the book) and of :data:`SHARD_FORMAT`. A change of code or
     of the pinned environment gives a new key, and every shard written under the old key is
     *stale*: treated as missing and recomputed, never read. The cell machinery itself (this
-    package and its modules, :data:`MACHINERY`) is not part of the key:
-    it only stores results, and a change of the file layout bumps :data:`SHARD_FORMAT`
+    package and its modules, :data:`MACHINERY`) is not part of the key, nor is what only the
+    machinery imports (the notebook runner, the claims code): it only stores results, and a change of the file layout bumps :data:`SHARD_FORMAT`
     instead, so editing the CLI does not throw away hours of GPU work.
     File paths enter the key relative to the ``fusionlib`` folder, so the key is the same on
     every checkout (laptop, cluster node, GPU runner).

@@ -110,7 +110,8 @@ def _key_files(modules: Sequence[str]) -> list[tuple[str, Path]]:
         if name not in MACHINERY:
             files[rel] = path
         tree = _DropMachinery().visit(ast.parse(path.read_text(encoding="utf-8")))
-        for dep in fusionlib_dependencies(ast.unparse(ast.fix_missing_locations(tree))):
+        for dep in fusionlib_dependencies(ast.unparse(ast.fix_missing_locations(tree)),
+                                          skip=MACHINERY):
             files.setdefault(dep, PACKAGE / dep)
     for m in MACHINERY:  # never part of the key, even if reached through another module
         files.pop(str(_module_source(m)[1].resolve().relative_to(PACKAGE)), None)
