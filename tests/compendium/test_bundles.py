@@ -276,3 +276,31 @@ def test_present_results_read_only_complete_current_grids(tmp_path, env, monkeyp
         assert C.present_results("fake_bundle", "smoke", root=tmp_path) is None
     stale = [str(w.message) for w in caught if issubclass(w.category, C.StaleShardWarning)]
     assert len(stale) == 1 and "3 shard(s) of fake_bundle" in stale[0] and "not read" in stale[0]
+
+
+def test_present_cells_read_a_subset_only_when_each_is_current(tmp_path, env, monkeypatch):
+    """{cell_id: Shard} in the order asked once each asked-for cell has a current shard (the
+    others may be missing); None while one is missing or stale, with one "not read" warning for
+    stale ones; an id outside the grid is an error; nothing is ever written."""
+    import warnings
+
+    from fusionlib.compendium.cells import exec as cells_exec
+
+    ids = [c.cell_id for c in C.get_experiment("fake_bundle").cells("smoke", 0)]
+    assert C.present_cells("fake_bundle", "smoke", ids[:2], root=tmp_path) is None
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    C.run_cell("fake_bundle", "smoke", ids[1], root=tmp_path)
+    C.run_cell("fake_bundle", "smoke", ids[0], root=tmp_path)
+    got = C.present_cells("fake_bundle", "smoke", ids[1::-1], root=tmp_path)
+    assert list(got) == [ids[1], ids[0]] and all(isinstance(s, C.Shard) for s in got.values())
+    assert C.present_cells("fake_bundle", "smoke", ids, root=tmp_path) is None  # one missing
+    with pytest.raises(InvalidInputError, match="are not cells of 'fake_bundle'"):
+        C.present_cells("fake_bundle", "smoke", [ids[0], "no-such-cell"], root=tmp_path)
+    with pytest.raises(InvalidInputError, match="no cell ids"):
+        C.present_cells("fake_bundle", "smoke", [], root=tmp_path)
+    monkeypatch.setattr(cells_exec, "code_key", lambda exp: "0" * 64)  # planted: other code
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert C.present_cells("fake_bundle", "smoke", ids[:2], root=tmp_path) is None
+    stale = [str(w.message) for w in caught if issubclass(w.category, C.StaleShardWarning)]
+    assert len(stale) == 1 and "2 shard(s) of fake_bundle" in stale[0] and "not read" in stale[0]

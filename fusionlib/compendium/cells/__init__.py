@@ -33,8 +33,9 @@ Code key
     of the pinned environment gives a new key, and every shard written under the old key is
     *stale*: treated as missing and recomputed, never read. The cell machinery itself (this
     package and its modules, :data:`MACHINERY`) is not part of the key, nor is what only the
-    machinery imports (the notebook runner, the claims code): it only stores results, and a change of the file layout bumps :data:`SHARD_FORMAT`
-    instead, so editing the CLI does not throw away hours of GPU work.
+    machinery imports (the notebook runner, the claims code): it only stores results, and a
+    change of the file layout bumps :data:`SHARD_FORMAT` instead, so editing the CLI does not
+    throw away hours of GPU work.
     File paths enter the key relative to the ``fusionlib`` folder, so the key is the same on
     every checkout (laptop, cluster node, GPU runner).
 
@@ -85,6 +86,7 @@ from fusionlib.compendium.cells.cli import main
 from fusionlib.compendium.cells.exec import (
     cell_status,
     notebook_status,
+    present_cells,
     present_results,
     results,
     run_cell,
@@ -139,8 +141,8 @@ __all__ = [
     "CellsFailedError", "CellsMissingError", "StaleShardWarning",
     "register", "get_experiment", "experiment_names", "experiment_modules", "load_experiments",
     "default_root", "shard_path", "error_path", "code_key", "key_files", "write_shard",
-    "load_shard", "results", "present_results", "run_cell", "cell_status", "notebook_status",
-    "frame_to_json",
+    "load_shard", "results", "present_results", "present_cells", "run_cell", "cell_status",
+    "notebook_status", "frame_to_json",
     "frame_from_json", "main", "TIMING_FIELDS", "export_bundle", "import_bundle",
     "verify_bundle", "bundle_origin", "origin_text", "origin_summary",
 ]

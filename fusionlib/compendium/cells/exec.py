@@ -44,7 +44,8 @@ from fusionlib.compendium.runner import (
 from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_text, clean_stale_temporaries
 
-__all__ = ["results", "present_results", "run_cell", "cell_status", "notebook_status"]
+__all__ = ["results", "present_results", "present_cells", "run_cell", "cell_status",
+           "notebook_status"]
 
 logger = logging.getLogger(__name__)
 
@@ -142,6 +143,27 @@ def results(experiment: str | Experiment, scale: str, *, seed: int = 0,
     return rows, {c.cell_id: shards[c.cell_id].figures for c in cells}
 
 
+def _reporting_stale(name: str, scale: str) -> Any:
+    """A context that records :class:`StaleShardWarning` and, on exit, says once how many
+    shards of ``name`` at ``scale`` were stale and not read (other warnings pass through)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def ctx():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", StaleShardWarning)
+            yield
+        stale = sum(issubclass(w.category, StaleShardWarning) for w in caught)
+        for w in caught:
+            if not issubclass(w.category, StaleShardWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if stale:
+            warnings.warn(f"{stale} shard(s) of {name} at scale {scale} are stale (computed by "
+                          "other code): not read, so the page falls back to its own runs",
+                          StaleShardWarning, stacklevel=4)
+    return ctx()
+
+
 def present_results(experiment: str | Experiment, scale: str, *, seed: int = 0,
                     root: str | os.PathLike[str] | None = None
                     ) -> tuple[pd.DataFrame, dict[str, Any]] | None:
@@ -150,22 +172,40 @@ def present_results(experiment: str | Experiment, scale: str, *, seed: int = 0,
     way. Stale shards give one warning that says they are not read (instead of one
     :class:`StaleShardWarning` per shard saying it is recomputed, untrue here)."""
     name = get_experiment(experiment).name
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", StaleShardWarning)
+    out = None
+    with _reporting_stale(name, scale):
         try:
             out = results(experiment, scale, seed=seed, root=root, progress=False,
                           compute_missing=False)
         except CellsMissingError:
             out = None
-    stale = sum(issubclass(w.category, StaleShardWarning) for w in caught)
-    for w in caught:
-        if not issubclass(w.category, StaleShardWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if stale:
-        warnings.warn(f"{stale} shard(s) of {name} at scale {scale} are stale (computed by "
-                      "other code): not read, so the page falls back to its own runs",
-                      StaleShardWarning, stacklevel=2)
     return out
+
+
+def present_cells(experiment: str | Experiment, scale: str, cell_ids: Sequence[str], *,
+                  seed: int = 0, root: str | os.PathLike[str] | None = None
+                  ) -> dict[str, Shard] | None:
+    """The shards of the cells ``cell_ids`` of ``experiment`` at ``scale`` when each has a
+    current shard, as ``{cell_id: Shard}`` in the order given; None when any is missing or
+    stale (one warning then says how many were stale). Nothing is computed: a page reads a
+    few cells of another scale this way (:func:`present_results` reads them all). An id that
+    is not a cell of that grid is an error."""
+    exp = get_experiment(experiment)
+    cells = {c.cell_id: c for c in exp.cells(scale, seed)}
+    unknown = [i for i in cell_ids if i not in cells]
+    if unknown or not cell_ids:
+        raise InvalidInputError(f"present_cells: {unknown or 'no cell ids'} are not cells of "
+                                f"{exp.name!r} at scale {scale!r} and seed {seed} (`cells list "
+                                f"--scale {scale}` prints them)")
+    key, root = code_key(exp), resolve_root(root)
+    out: dict[str, Shard] = {}
+    with _reporting_stale(exp.name, scale):
+        for i in cell_ids:
+            s = load_shard(shard_path(root, exp.name, scale, i), key, cells[i])
+            if s is None:
+                continue
+            out[i] = s
+    return out if len(out) == len(cell_ids) else None
 
 
 def _find_cell(exp: Experiment, scale: str, seed: int, cell_id: str) -> Cell:

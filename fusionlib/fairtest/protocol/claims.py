@@ -84,13 +84,21 @@ def paper_and_ours(est: pd.DataFrame, keys: Sequence[str]
 def register(run, table: pd.DataFrame, tag: str, where: str, metrics: Sequence[str], *,
              est: pd.DataFrame, reduced: Mapping[str, str | None],
              why: Callable[[str, str, str], str],
-             keys: Sequence[str] = ("method", "overlap")) -> pd.DataFrame:
+             keys: Sequence[str] = ("method", "overlap"),
+             ctgan_scales: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every cell of a paper-vs-ours ``table`` as a seed-002 claim ``002-<tag>-...``
     (:func:`fusionlib.compendium.paper.register_table`), under :func:`equivalence_margin`.
 
     ``est`` holds our estimates, ``reduced`` the CTGAN reductions per dataset, ``why(method,
-    metric's first word, dataset)`` the known cause of a difference. Returns the verdict rows.
+    metric's first word, dataset)`` the known cause of a difference; ``ctgan_scales`` maps a
+    dataset to the scale whose cells its CTGAN rows were read from, when not the chapter's
+    (:func:`~fusionlib.fairtest.protocol.present.with_source_ctgan`): those claims carry it.
+    Returns the verdict rows.
     """
+    if ctgan_scales:
+        table = table.assign(scale=[
+            ctgan_scales.get(d) if m == "CTGAN" else None
+            for d, m in zip(table["dataset"], table["method"], strict=True)])
     return register_table(run, table, seed_file="002", tag=tag, where=where, metrics=metrics,
                           tolerance=equivalence_margin, keys=keys,
                           not_comparable=ctgan_not_comparable(reduced),
