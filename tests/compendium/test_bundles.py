@@ -296,11 +296,15 @@ def test_present_cells_read_a_subset_only_when_each_is_current(tmp_path, env, mo
     assert C.present_cells("fake_bundle", "smoke", ids, root=tmp_path) is None  # one missing
     with pytest.raises(InvalidInputError, match="are not cells of 'fake_bundle'"):
         C.present_cells("fake_bundle", "smoke", [ids[0], "no-such-cell"], root=tmp_path)
-    with pytest.raises(InvalidInputError, match="no cell ids"):
+    with pytest.raises(InvalidInputError, match="at least one cell id"):
         C.present_cells("fake_bundle", "smoke", [], root=tmp_path)
+    twice = C.present_cells("fake_bundle", "smoke", [ids[0], ids[0]], root=tmp_path)
+    assert list(twice) == [ids[0]]
     monkeypatch.setattr(cells_exec, "code_key", lambda exp: "0" * 64)  # planted: other code
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert C.present_cells("fake_bundle", "smoke", ids[:2], root=tmp_path) is None
-    stale = [str(w.message) for w in caught if issubclass(w.category, C.StaleShardWarning)]
-    assert len(stale) == 1 and "2 shard(s) of fake_bundle" in stale[0] and "not read" in stale[0]
+    stale = [w for w in caught if issubclass(w.category, C.StaleShardWarning)]
+    assert len(stale) == 1 and stale[0].filename == __file__  # points at the caller
+    assert "2 shard(s) of fake_bundle" in str(stale[0].message)
+    assert "not read" in str(stale[0].message)

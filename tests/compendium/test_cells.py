@@ -392,6 +392,17 @@ def test_code_key_leaves_out_what_only_the_machinery_imports():
     reached = fusionlib_dependencies((REPO / "fusionlib/fairtest/protocol/summary_io.py")
                                      .read_text(encoding="utf-8"))
     assert "compendium/claims.py" in reached and "compendium/runner.py" in reached
+    # and nothing else is dropped: the key is every module the experiment's own code reaches
+    # when the machinery is followed, less the compendium modules only the machinery reaches
+    full: set[str] = set()
+    for name in C.get_experiment("fairtest_protocol").modules:
+        path = REPO / "fusionlib" / Path(*name.split(".")[1:]).with_suffix(".py")
+        full |= {rel for rel in fusionlib_dependencies(path.read_text(encoding="utf-8"))
+                 if not rel.startswith("compendium/cells/")}
+        full.add(str(path.relative_to(REPO / "fusionlib")))
+    only_machinery = {f for f in full
+                      if f.startswith("compendium/") and f != "compendium/__init__.py"}
+    assert only_machinery and set(files) == full - only_machinery
 
 
 def test_default_root_follows_the_environment(monkeypatch, tmp_path):

@@ -81,6 +81,11 @@ def test_dependencies_skip_neither_lists_nor_follows_the_skipped_modules():
     assert not any(d.startswith("compendium/cells/") for d in cut)
     assert "compendium/claims.py" not in cut and "compendium/runner.py" not in cut
     assert "compendium/__init__.py" in cut  # the parent package is still imported
+    # a module the code imports itself stays, even if the skipped modules import it too
+    both = fusionlib_dependencies(code + "\nfrom fusionlib.compendium import claims",
+                                  skip=("fusionlib.compendium.cells",))
+    assert "compendium/claims.py" in both and "compendium/verdicts.py" in both
+    assert "compendium/runner.py" not in both
 
 
 @pytest.mark.notebook

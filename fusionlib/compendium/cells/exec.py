@@ -191,12 +191,16 @@ def present_cells(experiment: str | Experiment, scale: str, cell_ids: Sequence[s
     few cells of another scale this way (:func:`present_results` reads them all). An id that
     is not a cell of that grid is an error."""
     exp = get_experiment(experiment)
+    if not cell_ids:
+        raise InvalidInputError(f"present_cells: give at least one cell id of {exp.name!r} "
+                                f"(`cells list --scale {scale}` prints them)")
+    cell_ids = list(dict.fromkeys(cell_ids))  # an id asked twice is read once
     cells = {c.cell_id: c for c in exp.cells(scale, seed)}
     unknown = [i for i in cell_ids if i not in cells]
-    if unknown or not cell_ids:
-        raise InvalidInputError(f"present_cells: {unknown or 'no cell ids'} are not cells of "
-                                f"{exp.name!r} at scale {scale!r} and seed {seed} (`cells list "
-                                f"--scale {scale}` prints them)")
+    if unknown:
+        raise InvalidInputError(f"present_cells: {unknown} are not cells of {exp.name!r} at "
+                                f"scale {scale!r} and seed {seed} (`cells list --scale {scale}` "
+                                "prints them)")
     key, root = code_key(exp), resolve_root(root)
     out: dict[str, Shard] = {}
     with _reporting_stale(exp.name, scale):

@@ -27,17 +27,28 @@ def smoke(tmp_path_factory):
 
 @pytest.fixture
 def as_paper(monkeypatch):
-    """The 'paper' cells of the functions under test are the smoke grid's."""
-    ids, cells = P._ids, P.present_cells
+    """The 'paper' cells of the functions under test are the smoke grid's, and the runs read
+    from them are stamped (``info["read_as"] = "paper"``) so a test can tell them apart."""
+    ids, cells, from_fig = P._ids, P.present_cells, P.ctgan_from
 
     def _ids(scale, seed, dataset, part):
         return ids("smoke" if scale == "paper" else scale, seed, dataset, part)
 
     def present(exp, scale, wanted, **kw):
-        return cells(exp, "smoke" if scale == "paper" else scale, wanted, **kw)
+        found = cells(exp, "smoke" if scale == "paper" else scale, wanted, **kw)
+        if found is not None and scale == "paper":
+            for shard in found.values():
+                shard.figures = {**shard.figures, "read_as": "paper"}
+        return found
+
+    def stamped(fig):
+        run = from_fig(fig)
+        run["info"] = {**run["info"], "read_as": fig.get("read_as", "own")}
+        return run
 
     monkeypatch.setattr(P, "_ids", _ids)
     monkeypatch.setattr(P, "present_cells", present)
+    monkeypatch.setattr(P, "ctgan_from", stamped)
 
 
 def _ctgan_shard(root):
@@ -51,11 +62,16 @@ def test_the_source_runs_replace_the_scales_own_as_protocol_results_merges_them(
     out, replaced = P.with_source_ctgan(protocol, "smoke", source="paper", root=root)
     assert replaced == {"compas": "paper"}
     got, want = out["datasets"]["compas"], protocol["datasets"]["compas"]
+    assert got is not want
+    # the runs in the summary are the source's (stamped when read as 'paper')
+    assert [i["read_as"] for i in got.ctgan_info] == ["paper"] * len(want.ctgan_info)
     # the same runs read back and merged: exactly what protocol_results built (the oracle)
     for field in ("fidelity", "boots", "table9", "ctgan_runs", "ctgan_diffs"):
         pd.testing.assert_frame_equal(getattr(got, field), getattr(want, field))
     pd.testing.assert_frame_equal(got.accuracy, want.accuracy)
-    assert got.ctgan_info == want.ctgan_info and list(got.dcc) == list(want.dcc)
+    assert [{k: v for k, v in i.items() if k != "read_as"} for i in got.ctgan_info] \
+        == want.ctgan_info
+    assert list(got.dcc) == list(want.dcc)
     assert out["datasets"]["adult"] is protocol["datasets"]["adult"]  # not run: untouched
     assert out["disjoint"] is protocol["disjoint"] and out is not protocol
     assert protocol["datasets"]["compas"] is want  # the input is not changed
@@ -78,10 +94,12 @@ def test_stale_source_cells_are_not_read(smoke, as_paper, tmp_path):
     shutil.copytree(root, copy)
     path = _ctgan_shard(copy)
     path.write_text(path.read_text().replace('"code_key":"', '"code_key":"0'))  # other code
-    with warnings.catch_warnings(record=True):
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _, replaced = P.with_source_ctgan(protocol, "smoke", source="paper", root=copy)
     assert replaced == {}
+    assert any("not read" in str(w.message) for w in caught
+               if issubclass(w.category, C.StaleShardWarning))
 
 
 def test_no_mixing_where_the_rest_of_the_protocol_differs(smoke, monkeypatch, as_paper):
@@ -117,3 +135,30 @@ def test_cpu_reads_the_paper_scales_adult_ctgan_cells():
     assert [d for d in paper if cpu.get(d) != paper[d]] == ["adult"]
     assert P._ids("cpu", 0, "adult", "protocol") == P._ids("paper", 0, "adult", "protocol")
     assert len(P._ids("paper", 0, "adult", "ctgan")) == 3
+
+
+def test_register_labels_the_ctgan_rows_of_a_replaced_dataset_only():
+    """register(..., ctgan_scales={"adult": "paper"}) puts scale paper on the claims of Adult's
+    CTGAN rows and on no other row; without it no claim carries a scale."""
+    from fusionlib.compendium.verdicts import Estimate
+    from fusionlib.fairtest.protocol.claims import register
+
+    class Recorder:
+        def __init__(self):
+            self.claims = []
+
+        def claim(self, claim_id, *args, **kw):
+            self.claims.append((claim_id, kw.get("scale"), kw.get("not_comparable")))
+            return type("C", (), {"verdict": "reproduced"})()
+
+    rows = [("adult", "CTGAN"), ("adult", "IGO"), ("compas", "CTGAN")]
+    table = pd.DataFrame([{"dataset": d, "method": m, "overlap": "", "CS paper": 0.9,
+                           "CS ours": 0.9} for d, m in rows])
+    est = pd.DataFrame([{"dataset": d, "method": m, "overlap": "", "metric": "CS",
+                         "estimate": Estimate(0.9, 0.01, 3)} for d, m in rows])
+    for scales, want in (({"adult": "paper"}, ["paper", None, None]), (None, [None] * 3)):
+        run = Recorder()
+        register(run, table, "T7", "Table 7", ["CS"], est=est, reduced={},
+                 why=lambda *a: "", ctgan_scales=scales)
+        assert [c[1] for c in run.claims] == want
+        assert [c[2] for c in run.claims] == [None] * 3  # nothing reduced: all comparable
