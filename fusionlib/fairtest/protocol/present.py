@@ -1,8 +1,9 @@
 """The fairness protocol's CTGAN runs read from another scale's cells, without computing them.
 
 At scale ``cpu`` the protocol of seed 002 is the paper's in every setting but one: CTGAN on
-Adult trains 30 of its published 300 epochs, once (:data:`~fusionlib.fairtest.protocol.cells.
-PROTOCOL_CONFIG`), so Adult's CTGAN rows are not comparable with the paper's. The paper scale's
+Adult trains 30 of its published 300 epochs, once
+(:data:`~fusionlib.fairtest.protocol.cells.PROTOCOL_CONFIG`), so Adult's CTGAN rows are not
+comparable with the paper's. The paper scale's
 cells train it 300 epochs, three times; every other cell of the two scales is the same
 computation (same cell id and configuration). Where all of a dataset's paper-scale CTGAN cells
 are present (computed here, on another machine, or installed from a bundle), a chapter built at
