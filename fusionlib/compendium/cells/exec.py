@@ -5,6 +5,7 @@ Part of the cell machinery (:mod:`fusionlib.compendium.cells`); left out of ever
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -146,8 +147,6 @@ def results(experiment: str | Experiment, scale: str, *, seed: int = 0,
 def _reporting_stale(name: str, scale: str) -> Any:
     """A context that records :class:`StaleShardWarning` and, on exit, says once how many
     shards of ``name`` at ``scale`` were stale and not read (other warnings pass through)."""
-    import contextlib
-
     @contextlib.contextmanager
     def ctx():
         with warnings.catch_warnings(record=True) as caught:
