@@ -30,6 +30,8 @@ shq = '$(subst ','\'',$(1))'
 WORKFLOW_VENV := $(VENV)/workflow
 WORKFLOW_STAMP := $(WORKFLOW_VENV)/.installed-$(shell cat requirements-workflow.lock requirements-pip.lock | sha256sum | cut -c1-12)
 JOBS ?= $(shell nproc)
+# pytest-xdist workers of `make test` (0: one process, no workers)
+TEST_WORKERS ?= $(JOBS)
 # workflow/guard.py: one run per checkout at a time (a second is refused), and the lock that a
 # killed Snakemake leaves behind is cleared, so a restarted `make book` just resumes
 SNAKEMAKE = $(WORKFLOW_VENV)/bin/python workflow/guard.py $(WORKFLOW_VENV)/bin/snakemake \
@@ -209,8 +211,8 @@ check-html: env  ## open each built page in headless Chromium, offline; screensh
 lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
 	$(VENV)/bin/ruff check fusionlib tests benchmarks tools workflow
 
-test: env data lint  ## lint + unit tests + every notebook at smoke scale
-	@$(PY) -m pytest -q; rc=$$?; \
+test: env data lint  ## lint + unit tests + every notebook at smoke scale (TEST_WORKERS processes)
+	@$(PY) -m pytest -q -n $(TEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The engines the workflow runs on (tests/workflow): cells on a one-node Slurm cluster that the

@@ -60,7 +60,7 @@ def test_make_env_pins_pip_and_requires_hashes():
 #: pins of requirements.txt that are programs the build runs, not modules the code imports
 TOOLS = {"jupyter-book", "sphinx", "myst-nb", "myst-parser", "docutils", "sphinx-book-theme",
          "pydata-sphinx-theme", "sphinx-proof", "sphinxcontrib-bibtex", "jupyter-cache",
-         "nbclient", "ipykernel", "pytest", "ruff"}
+         "nbclient", "ipykernel", "pytest", "pytest-xdist", "ruff"}
 #: distribution name -> the module it is imported as, where they differ
 MODULE = {"scikit-learn": "sklearn", "pot": "ot", "pyyaml": "yaml"}
 
