@@ -19,6 +19,8 @@ In one run, on Adult's real encoding (Table 9 networks with the Gumbel-softmax h
   on a large single-precision matrix product (one thread), as a multiple of one separate
   iteration's wall time -- what "R = 10 for at most 2.5 separate iterations" leaves for
   everything else (``--floor`` runs this part alone);
+* whether ``torch.compile`` runs one stacked R = 10 iteration (it refuses: both penalties need
+  double backward, which AOTAutograd does not support) and the compile seconds spent;
 * one evaluation point of one repetition (1,000 samples, RF + SVM + LR fitted and scored on
   D_test) and the share of wall time the paper protocol (50 points over 57,000 iterations, 10
   stacked repetitions) spends evaluating.
@@ -153,6 +155,26 @@ class _MatmulFlops(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def compile_probe(x: torch.Tensor) -> dict:
+    """Whether ``torch.compile`` (the issue's first route to fewer, fused operations) can run
+    one stacked R = 10 iteration, per method, and how long it tried. Both penalties
+    differentiate the critic's input gradient a second time, and AOTAutograd (what
+    ``torch.compile`` uses for training graphs) refuses double backward, so on torch 2.13 this
+    records the refusal and the compile time spent before it."""
+    out = {}
+    for method in METHODS:
+        tr = _trainers(x, method)[10]
+        batch = tr.step.prepare(x, "cpu")
+        start = time.perf_counter()
+        try:
+            torch.compile(tr._one)(batch)
+            out[method] = {"compiled": True, "seconds": time.perf_counter() - start}
+        except Exception as e:  # noqa: BLE001 - the refusal is the measurement
+            out[method] = {"compiled": False, "seconds": time.perf_counter() - start,
+                           "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+    return out
+
+
 def _peak_gflops(n: int = 1024, repeats: int = 5) -> float:
     """Single-precision matrix-product rate of this core (one thread), GFLOP/s."""
     a, b = torch.randn(n, n), torch.randn(n, n)
@@ -234,6 +256,7 @@ def main() -> None:
              for m, t in r10.items()}
     result = {**steps, "pt+cp_over_mp_time": sep["pt+cp"] / sep["mp"],
               "profile_r10": profile_r10(x), "arithmetic_floor": arithmetic_floor(x, sep),
+              "torch_compile_r10": compile_probe(x),
               "seconds_per_evaluation_point": eval_s,
               "paper_protocol_evaluation_share_r10": share, "rounds": args.rounds,
               "iters": args.iters, "machine": platform.platform(), "cpus": os.cpu_count(),
@@ -245,7 +268,7 @@ def main() -> None:
         print(f"{r['method']:6} {r['threads']:>3} {r['R']:>3} {r['stacked_ms']:>10.2f} "
               f"{r['separate_ms']:>11.2f} {r['cost_of_R']:>9.2f} {r['throughput_gain']:>5.2f} "
               f"{r['cpu_cost_of_R']:>8.2f}")
-    for k in ("pt+cp_over_mp_time", "profile_r10", "arithmetic_floor",
+    for k in ("pt+cp_over_mp_time", "profile_r10", "arithmetic_floor", "torch_compile_r10",
               "seconds_per_evaluation_point", "paper_protocol_evaluation_share_r10",
               "load_average"):
         print(f"{k}: {result[k]}")
