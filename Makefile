@@ -19,7 +19,7 @@ TORCHES := cpu cuda
 ifneq ($(words $(TORCH))$(filter $(TORCH),$(TORCHES)),1$(TORCH))
 $(error TORCH=$(TORCH) is not allowed; use one of: $(TORCHES))
 endif
-LOCKS := requirements-pip.lock requirements.lock requirements-torch-$(TORCH).lock
+LOCKS := requirements-pip.lock requirements.lock requirements-test.lock requirements-torch-$(TORCH).lock
 STAMP := $(VENV)/.installed-$(TORCH)-$(shell cat $(LOCKS) pyproject.toml | sha256sum | cut -c1-12)
 EXECUTED := book/executed
 # $(call shq,VALUE): VALUE as one single-quoted shell word (a ' inside becomes '\''), for the
@@ -67,7 +67,7 @@ $(STAMP): $(LOCKS) pyproject.toml
 	  $(if $(TORCH_WHEELS),--wheels $(call shq,$(TORCH_WHEELS)))) || exit 2; \
 	echo "$(PY) -m pip install --quiet --require-hashes --no-deps $$torch"; \
 	eval "$(PY) -m pip install --quiet --require-hashes --no-deps $$torch"
-	$(PY) -m pip install --quiet --require-hashes -r requirements.lock -r requirements-torch-$(TORCH).lock
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock -r requirements-test.lock -r requirements-torch-$(TORCH).lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-*
 	@touch $@

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKS = ["requirements-pip.lock", "requirements.lock", "requirements-torch-cpu.lock",
-         "requirements-torch-cuda.lock", "requirements-workflow.lock"]
+LOCKS = ["requirements-pip.lock", "requirements.lock", "requirements-test.lock",
+         "requirements-torch-cpu.lock", "requirements-torch-cuda.lock",
+         "requirements-workflow.lock"]
 
 
 def _pins(path: Path) -> dict[str, list[str]]:
@@ -91,3 +92,16 @@ def test_the_test_extra_is_pinned_so_ci_runs_the_cross_checks():
     lock = {p.split("==")[0].lower() for p in _pins(ROOT / "requirements.lock")}
     assert {"opacus", "ipfn", "prdc", "fairlearn", "sdmetrics"} <= lock
     assert not lock & {"seaborn", "pooch"}
+
+
+def test_the_test_lock_holds_test_runners_only_and_stays_out_of_the_code_key():
+    """requirements-test.lock is not among the lock files hashed into every cell's code key, so
+    it may hold only what cannot change a computed number: the test runners."""
+    from fusionlib.compendium.cells.store import LOCK_FILES
+
+    names = {p.split("==")[0].lower() for p in _pins(ROOT / "requirements-test.lock")}
+    assert names == {"pytest-xdist", "execnet"}
+    assert "requirements-test.lock" not in {p.name for p in LOCK_FILES}
+    assert "requirements.lock" in {p.name for p in LOCK_FILES}
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "-r requirements-test.lock" in makefile  # make env installs it
