@@ -212,7 +212,7 @@ lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
 	$(VENV)/bin/ruff check fusionlib tests benchmarks tools workflow
 
 test: env data lint  ## lint + unit tests + every notebook at smoke scale (TEST_WORKERS processes)
-	@$(PY) -m pytest -q -n $(TEST_WORKERS); rc=$$?; \
+	@$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The engines the workflow runs on (tests/workflow): cells on a one-node Slurm cluster that the

@@ -11,6 +11,10 @@ from fusionlib.compendium.runner import REPO, SCORECARD, discover, execute_noteb
 
 NOTEBOOKS = discover(REPO / "notebooks")
 
+# one worker runs every notebook, in order, into one folder: under pytest-xdist (make test,
+# --dist loadgroup) the scorecard must see the chapters executed before it
+pytestmark = pytest.mark.xdist_group("notebooks")
+
 
 @pytest.fixture(scope="module")
 def out_dir(tmp_path_factory):
