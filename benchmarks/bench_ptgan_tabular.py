@@ -165,13 +165,17 @@ def compile_probe(x: torch.Tensor) -> dict:
     for method in METHODS:
         tr = _trainers(x, method)[10]
         batch = tr.step.prepare(x, "cpu")
+        torch._dynamo.reset()  # each method compiles from a cold cache
         start = time.perf_counter()
         try:
-            torch.compile(tr._one)(batch)
+            with torch_threads(1):
+                torch.compile(tr._one)(batch)
             out[method] = {"compiled": True, "seconds": time.perf_counter() - start}
         except Exception as e:  # noqa: BLE001 - the refusal is the measurement
+            msg = (str(e).splitlines() or [""])[0]
             out[method] = {"compiled": False, "seconds": time.perf_counter() - start,
-                           "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+                           "double_backward": "double backward" in msg,
+                           "error": f"{type(e).__name__}: {msg[:200]}"}
     return out
 
 
