@@ -46,7 +46,7 @@ MATHJAX_DIR := .cache/mathjax
 MATHJAX_STAMP := $(MATHJAX_DIR)/mathjax-$(MATHJAX_VERSION).stamp
 
 .PHONY: help env data notebooks mathjax book check-html test lint bench clean check-scale workflow-env cells claim stability \
-	export-results import-results verify-results test-workflow install-bundles check-paper check-budget \
+	export-results import-results verify-results test-workflow install-bundles check-paper check-budget check-test-workers \
 	paper-plan paper-cells paper-gpu
 
 help:  ## list the targets
@@ -211,7 +211,11 @@ check-html: env  ## open each built page in headless Chromium, offline; screensh
 lint: env  ## ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade)
 	$(VENV)/bin/ruff check fusionlib tests benchmarks tools workflow
 
-test: env data lint  ## lint + unit tests + every notebook at smoke scale (TEST_WORKERS processes)
+# TEST_WORKERS: pytest-xdist's -n (0: one process; auto/logical: one per core), checked first
+check-test-workers:
+	@printf '%s' '$(TEST_WORKERS)' | grep -Eqx '[0-9]+|auto|logical' || { echo "error: TEST_WORKERS=$(TEST_WORKERS) is not allowed; give a number of pytest processes (0: one process, no workers), auto or logical, e.g. TEST_WORKERS=$$(nproc)" >&2; exit 2; }
+
+test: check-test-workers env data lint  ## lint + unit tests + every notebook at smoke scale (TEST_WORKERS processes)
 	@$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 

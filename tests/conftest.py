@@ -3,11 +3,29 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from torch import nn
 
 from fusionlib.errors import DataUnavailableError
+
+
+def _share_of_cores(workers: str | None, cores: int, preset: str | None) -> int | None:
+    """Threads for one pytest-xdist worker: its share of the cores (torch would otherwise take
+    every core in every worker, 2 workers x 2 threads on 2 cores); None outside xdist or when
+    the caller set OMP_NUM_THREADS."""
+    if not workers or not workers.isdigit() or int(workers) < 1 or preset:
+        return None
+    return max(1, cores // int(workers))
+
+
+_THREADS = _share_of_cores(os.environ.get("PYTEST_XDIST_WORKER_COUNT"), os.cpu_count() or 1,
+                           os.environ.get("OMP_NUM_THREADS"))
+if _THREADS is not None:
+    torch.set_num_threads(_THREADS)
+    os.environ["OMP_NUM_THREADS"] = str(_THREADS)  # the notebooks' kernels, other subprocesses
 
 
 def require_data(name: str):

@@ -139,7 +139,10 @@ def test_the_config_states_the_repository_url_explicitly():
     assert config["html"]["use_repository_button"] is False  # the extension turns it on
 
 
-_SPLIT_ROLE = re.compile(r":(?:py:)?(?:func|mod|class|data|meth|attr|exc|obj|const):`~?[\w.]*\n")
+#: a role, an optional ``~`` or ``!``, then a target (dotted name, a ``(`` or ``()`` after a
+#: function) that a line break interrupts before its closing backquote
+_SPLIT_ROLE = re.compile(
+    r":(?:py:)?(?:func|mod|class|data|meth|attr|exc|obj|const):`[~!]?[\w.]*(?:\(\)?)?\n")
 
 
 def _split_roles(text: str) -> list[str]:
@@ -152,6 +155,11 @@ def test_a_role_target_split_across_lines_is_found():
     planted = "reads (:data:`~fusionlib.fairtest.protocol.cells.\nPROTOCOL_CONFIG`) here"
     assert _split_roles(planted) == [":data:`~fusionlib.fairtest.protocol.cells."]
     assert _split_roles("reads\n(:data:`~fusionlib.fairtest.protocol.cells.PROTOCOL_CONFIG`)") == []
+    # a method split after its parenthesis, and a target whose link is suppressed with ``!``
+    assert _split_roles("see :meth:`Trainer.fit(\n)` here") == [":meth:`Trainer.fit("]
+    assert _split_roles("see :py:func:`!fusionlib.io.\natomic_write_text`") == [
+        ":py:func:`!fusionlib.io."]
+    assert _split_roles("see :meth:`Trainer.fit()` and :func:`!f`\n") == []
 
 
 def test_no_cross_reference_target_is_split_across_lines():

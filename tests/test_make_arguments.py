@@ -47,6 +47,21 @@ def test_good_workflow_arguments_pass(arg):
 
 
 @pytest.mark.parametrize("arg, message", [
+    ("TEST_WORKERS=", "TEST_WORKERS= is not allowed; give a number of pytest processes"),
+    ("TEST_WORKERS=-1", "TEST_WORKERS=-1 is not allowed"),
+    ("TEST_WORKERS=two", "TEST_WORKERS=two is not allowed"),
+])
+def test_a_bad_number_of_test_workers_is_refused_before_any_work(arg, message):
+    done = _make("-s", "check-test-workers", arg)
+    assert done.returncode == 2 and message in done.stderr
+
+
+@pytest.mark.parametrize("arg", ["TEST_WORKERS=0", "TEST_WORKERS=2", "TEST_WORKERS=auto"])
+def test_good_numbers_of_test_workers_pass(arg):
+    assert _make("-s", "check-test-workers", arg).returncode == 0
+
+
+@pytest.mark.parametrize("arg, message", [
     ("BUDGET=0", "BUDGET=0 is not allowed; give a positive number of minutes, e.g. BUDGET=60"),
     ("BUDGET=-5", "BUDGET=-5 is not allowed"), ("BUDGET=abc", "BUDGET=abc is not allowed"),
     ("BUDGET=1e3", "BUDGET=1e3 is not allowed"), ("BUDGET=", "give the budget in minutes"),
@@ -327,3 +342,12 @@ def test_the_workflow_profile_sets_what_make_relies_on_and_every_job_has_a_log()
     assert len(with_commands) == 4
     for r in with_commands:
         assert "\n    log:" in r, r.split(":", 1)[0]
+
+
+def test_each_test_worker_gets_its_share_of_the_cores():
+    from tests.conftest import _share_of_cores
+
+    assert _share_of_cores("2", 2, None) == 1 and _share_of_cores("2", 16, None) == 8
+    assert _share_of_cores("4", 2, None) == 1  # never 0 threads
+    assert _share_of_cores(None, 8, None) is None  # one process: torch's default
+    assert _share_of_cores("2", 8, "3") is None  # the caller's OMP_NUM_THREADS is kept

@@ -105,3 +105,5 @@ def test_the_test_lock_holds_test_runners_only_and_stays_out_of_the_code_key():
     assert "requirements.lock" in {p.name for p in LOCK_FILES}
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "-r requirements-test.lock" in makefile  # make env installs it
+    conda = (ROOT / "environment.yml").read_text(encoding="utf-8")
+    assert "- -r requirements-test.lock" in conda  # and so does the conda environment

@@ -59,18 +59,19 @@ Adult CTGAN run of 300 epochs: 11.8 minutes against the "about 15 minutes" the c
 settings state. ``paper_rates.json`` records these predictions under ``checks``
 (:func:`calibration_checks`, beside :data:`README_MEASURED`).
 
-**Value order.** ``make paper-cells`` takes the missing CPU cells in the order of
-:data:`CPU_VALUE` (Table 3's Adult ND cells of ``ptgan_tabular`` first, then its sensitivity
-cells, FairPTGAN, FusionGAN, the Adult CTGAN runs of the fairness protocol, then the rest,
-whole experiments cheapest first so that chapters complete; last the cells whose cpu twin is
-present, :func:`twins`), ``JOBS=<n>`` at a time, and ``make paper-gpu`` the image
-cells in the order of :func:`gpu_value_key` (one repetition of PT+CP and of its best
-competitor in the paper's Table 1 on CIFAR-10 with ND at 100k iterations first; more
-repetitions of that comparison, the other discrepancies, Tables 8, 7 and 2; the Fashion-MNIST
-proxies last). A cell is started when its estimate fits the minutes left, or, where the
-experiment checkpoints (``ptgan_tabular``, ``ptgan_images_paper``), when one checkpoint interval
-fits: it is then stopped at the end of the budget and the next run resumes it.
-"""
+**Value order.** ``make paper-cells`` takes the missing CPU cells in the order of :data:`CPU_VALUE`
+(Table 3's Adult ND cells of ``ptgan_tabular`` first, then its sensitivity cells, FairPTGAN,
+FusionGAN, the Adult CTGAN runs of the fairness protocol, then the rest, whole experiments cheapest
+first so that chapters complete), ``JOBS=<n>`` at a time; a cell whose cpu twin is present
+(:func:`twins`: the same cell, same seed and configuration, computed on a CPU) is not computed
+again but adopts the twin's shard first (:func:`adopt_twins`; the shard says so and keeps where and
+when the twin was computed; ``--no-adopt`` computes it, last), and ``make paper-gpu`` the image
+cells in the order of :func:`gpu_value_key` (one repetition of PT+CP and of its best competitor in
+the paper's Table 1 on CIFAR-10 with ND at 100k iterations first; more repetitions of that
+comparison, the other discrepancies, Tables 8, 7 and 2; the Fashion-MNIST proxies last). A cell is
+started when its estimate fits the minutes left, or, where the experiment checkpoints
+(``ptgan_tabular``, ``ptgan_images_paper``), when one checkpoint interval fits: it is then stopped
+at the end of the budget and the next run resumes it. """
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ from fusionlib.checks import check_positive_int
 __all__ = ["SCALE", "RATES_FILE", "BUNDLES_DIR", "STAMP_DIR", "WORK", "GPU_EXPERIMENTS",
            "CPU_VALUE", "Work", "Point", "Model", "PlanCell", "Outcome", "fit_models",
            "shard_point", "shard_points", "reestimate", "rate_points", "plan_points",
-           "merge_rates", "build_plan", "twins", "format_plan", "cpu_order",
+           "merge_rates", "build_plan", "twins", "adopt_twins", "format_plan", "cpu_order",
            "gpu_value_key", "select_cells", "run_budget", "simulate_budget", "run_cell_process",
            "stop_live", "LIVE", "lower_autogroup",
            "export_bundle",
@@ -751,6 +752,40 @@ def twins(exp: Any, seed: int, root: Path, key: str) -> dict[str, str]:
     return out
 
 
+def adopt_twins(cells: Sequence[PlanCell], seed: int, root: Path | None = None, *,
+                only: str | None = None) -> list[PlanCell]:
+    """Give each missing CPU cell of ``cells`` whose cpu ``twin`` is present (:func:`twins`)
+    that twin's shard, as the paper cell's own
+    (:func:`~fusionlib.compendium.cells.shardfile.adopt_shard`: the same computation, so
+    recomputing it would write the same result; the shard keeps where, when and on what the
+    twin was computed and says it was adopted).
+    Returns the cells adopted (their status is now ``"done"``); one that cannot be adopted
+    (the twin changed since the plan was built) stays missing and is computed as usual."""
+    from fusionlib.compendium.cells import code_key, get_experiment
+    from fusionlib.compendium.cells.shardfile import adopt_shard
+    from fusionlib.compendium.cells.store import resolve_root, shard_path
+    from fusionlib.errors import InvalidInputError
+
+    root = resolve_root(root)
+    todo = [c for c in cells if c.twin and not c.done and not c.gpu
+            and (only is None or c.experiment == only)]
+    adopted = []
+    for name in sorted({c.experiment for c in todo}):
+        exp = get_experiment(name)
+        key = code_key(exp)
+        grid = {c.cell_id: c for c in exp.cells(SCALE, seed)}
+        for c in (c for c in todo if c.experiment == name):
+            try:
+                adopt_shard(shard_path(root, name, "cpu", c.twin),
+                            shard_path(root, name, SCALE, c.cell_id), grid[c.cell_id], key,
+                            scale=SCALE)
+            except (InvalidInputError, KeyError):
+                continue
+            c.status = "done"
+            adopted.append(c)
+    return adopted
+
+
 # ----------------------------------------------------------------------------- value order
 def _tabular_main(c: PlanCell) -> bool:
     cfg = c.config
@@ -929,7 +964,8 @@ def format_plan(cells: Sequence[PlanCell], *, totals_only: bool = False) -> list
             if c.missing_data and not c.done:
                 notes.append(c.missing_data)
             if c.twin and not c.done:
-                notes.append(f"same computation as cpu cell {c.twin} (present) on a CPU: last")
+                notes.append(f"same computation as cpu cell {c.twin} (present): make "
+                             "paper-cells adopts its shard")
             if c.progress:
                 notes.append(f"checkpoint at {c.progress:.0%}")
             elif c.checkpoint_every is not None:
@@ -1569,6 +1605,10 @@ def _parser() -> Any:
             sp.add_argument("--jobs", type=_positive_int, default=1,
                             help="cells at a time, one core each (default 1: one background job)")
         sp.add_argument("--no-export", action="store_true", help="write no bundle")
+        if name == "cells":
+            sp.add_argument("--no-adopt", action="store_true",
+                            help="compute again the cells whose cpu twin is present instead of "
+                                 "adopting its shard")
     sp = sub.add_parser("install-bundles", help="import each bundle once (stamped)")
     sp.add_argument("bundles", nargs="*", type=Path)
     sp.add_argument("--stamp-dir", type=Path, default=None,
@@ -1611,6 +1651,20 @@ def _run(args: Any, gpu: bool) -> int:
             return 2
     _check_only(args.only)
     cells = build_plan(args.seed, experiments=[args.only] if args.only else None)
+    adopted: list[PlanCell] = []
+    if not gpu:
+        twinned = [c for c in cells if c.twin and not c.done]
+        if args.dry_run or args.no_adopt:
+            if twinned:
+                print(f"{len(twinned)} missing cells are the same computation as a present cpu "
+                      "cell" + (" (--no-adopt: computed again)" if args.no_adopt else
+                                ": they would take its shard, not be computed"))
+        else:
+            adopted = adopt_twins(cells, args.seed, only=args.only)
+            if adopted:
+                print(f"adopted {len(adopted)} cells: each is the same computation as a present "
+                      "cpu cell (same seed and configuration, on a CPU), whose shard it takes: "
+                      + ", ".join(sorted({c.experiment for c in adopted})))
     chosen = select_cells(cells, gpu=gpu, only=args.only)
     what = "GPU" if gpu else "CPU"
     print(f"paper-{'gpu' if gpu else 'cells'}: budget {args.budget:g} min, root seed "
@@ -1660,10 +1714,11 @@ def _run(args: Any, gpu: bool) -> int:
     for o in failed:
         print(f"failed: {o.cell.experiment}/{o.cell.cell_id} (traceback beside its shard: "
               f"results/cells/{o.cell.experiment}/{SCALE}/{o.cell.cell_id}.error.txt)")
-    if done and not args.dry_run and not args.no_export:
+    if (done or adopted) and not args.dry_run and not args.no_export:
         out = BUNDLES_DIR / bundle_name(args.seed, "gpu" if gpu else "cpu")
         out.parent.mkdir(parents=True, exist_ok=True)
-        if export_bundle([o.cell.experiment for o in done], args.seed, out) != 0:
+        if export_bundle([o.cell.experiment for o in done] + [c.experiment for c in adopted],
+                         args.seed, out) != 0:
             print(f"error: exporting {out} failed", file=sys.stderr)
             return 1
         shown = out.relative_to(REPO) if out.is_relative_to(REPO) else out

@@ -166,7 +166,8 @@ def _entry(exp: str, scale: str, cell_id: str, data: bytes) -> dict[str, Any]:
             "result_sha256": obj["result_sha256"], "run_sha256": obj["run_sha256"],
             "device": run.get("device"), "machine": run.get("machine"),
             "seconds": run.get("seconds"), "written_utc": run.get("written_utc"),
-            "commit": run.get("commit")}
+            "commit": run.get("commit"),
+            **({"adopted_from": run["adopted_from"]} if run.get("adopted_from") else {})}
 
 
 def _nothing_to_export(root: Path, scale: str, seed: int, names: Sequence[str],

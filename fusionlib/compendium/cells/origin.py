@@ -97,11 +97,13 @@ def bundle_origin(experiment: str, scale: str, *, seed: int = 0,
             origin = "this machine"
         else:
             origin = f"machine {run.get('machine')}"
-        groups.setdefault((origin, str(run.get("machine")), str(run.get("device"))), []).append(
-            str(run.get("written_utc") or "")[:10])
+        adopted = run.get("adopted_from")
+        twin = str(adopted.get("scale")) if isinstance(adopted, dict) else ""
+        groups.setdefault((origin, str(run.get("machine")), str(run.get("device")), twin),
+                          []).append(str(run.get("written_utc") or "")[:10])
     sources = [{"origin": o, "machine": m, "device": d, "cells": len(dates),
-                "first": min(dates), "last": max(dates)}
-               for (o, m, d), dates in sorted(groups.items())]
+                "first": min(dates), "last": max(dates), **({"adopted_from": t} if t else {})}
+               for (o, m, d, t), dates in sorted(groups.items())]
     info = {"experiment": exp.name, "scale": scale, "cells": len(cells),
             "present": sum(s["cells"] for s in sources), "sources": sources}
     info["text"] = origin_text(info)
@@ -111,7 +113,10 @@ def bundle_origin(experiment: str, scale: str, *, seed: int = 0,
 def origin_text(info: dict[str, Any]) -> str:
     """One line for a page from :func:`bundle_origin`'s result, e.g. ``"6 of 6 cells: 6
     computed on this machine (cpu: x86_64), 2025-11-25"`` or ``"60 of 60 cells: 60 from bundle
-    b.tar.gz, computed on runner-3 (cuda: NVIDIA H100), 2025-11-20 to 2025-11-21"``."""
+    b.tar.gz, computed on runner-3 (cuda: NVIDIA H100), 2025-11-20 to 2025-11-21"``; shards
+    adopted from the same cell at another scale
+    (:func:`~fusionlib.compendium.cells.shardfile.adopt_shard`) say so:
+    ``"... computed on m as the identical cpu-scale cell (cpu: ...)"``."""
     head = f"{info['present']} of {info['cells']} cells"
     if not info["sources"]:
         return f"{head}: none computed yet"
@@ -121,7 +126,9 @@ def origin_text(info: dict[str, Any]) -> str:
         where = ("computed on this machine" if s["origin"] == "this machine"
                  else f"computed on {s['machine']}" if s["origin"].startswith("machine ")
                  else f"from {s['origin']}, computed on {s['machine']}")
-        parts.append(f"{s['cells']} {where} ({s['device']}), {when}")
+        same = (f" as the identical {s['adopted_from']}-scale cell" if s.get("adopted_from")
+                else "")
+        parts.append(f"{s['cells']} {where}{same} ({s['device']}), {when}")
     return f"{head}: " + "; ".join(parts)
 
 
@@ -144,7 +151,7 @@ def _summed_origin(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | 
         info = bundle_origin(name, scale, seed=seed, root=root)
         total, present = total + info["cells"], present + info["present"]
         for src in info["sources"]:
-            key = (src["origin"], src["machine"], src["device"])
+            key = (src["origin"], src["machine"], src["device"], src.get("adopted_from"))
             got = groups.setdefault(key, {**src, "cells": 0})
             got.update(cells=got["cells"] + src["cells"], first=min(got["first"], src["first"]),
                        last=max(got["last"], src["last"]))

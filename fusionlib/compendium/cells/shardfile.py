@@ -51,7 +51,8 @@ from fusionlib.errors import InvalidInputError
 from fusionlib.io import atomic_write_text
 
 __all__ = ["SHARD_FORMAT", "TIMING_FIELDS", "canonical_bytes", "sha256_of", "write_shard",
-           "read_shard_file", "load_shard", "shard_device", "this_machine"]
+           "read_shard_file", "load_shard", "shard_device", "this_machine", "same_computation",
+           "adopt_shard"]
 
 #: version of the shard file layout (bump it when the layout or its meaning changes; it enters
 #: every code key, so a bump recomputes every cell once)
@@ -143,6 +144,60 @@ def write_shard(path: str | os.PathLike[str], cell: Cell, shard: Shard, key: str
     obj = {"format": SHARD_FORMAT, "result": result, "result_sha256": sha256_of(result),
            "run": run, "run_sha256": sha256_of(run)}
     return atomic_write_text(path, canonical_bytes(obj).decode("ascii") + "\n")
+
+
+def same_computation(source: dict, target: dict) -> bool:
+    """Whether cell ``target`` (a :meth:`Cell.to_dict`) computes on a CPU exactly what cell
+    ``source`` computed: same experiment and seed, same configuration but for ``device``, where
+    ``source`` ran on the CPU (``"cpu"``) and ``target`` asks for it or for ``"auto"`` (the CPU
+    on a machine without CUDA). ``compute(cell)`` depends on nothing else (cells module)."""
+    def rest(config: Any) -> Any:
+        return {k: v for k, v in config.items() if k != "device"} if isinstance(config, dict) \
+            else config
+
+    mine, theirs = source.get("config"), target.get("config")
+    if (source.get("experiment") != target.get("experiment") or source.get("seed") is None
+            or source.get("seed") != target.get("seed") or not isinstance(mine, dict)
+            or not isinstance(theirs, dict) or rest(mine) != rest(theirs)):
+        return False
+    device, wanted = mine.get("device", "cpu"), theirs.get("device", "cpu")
+    return device == wanted or (device == "cpu" and wanted == "auto")
+
+
+def adopt_shard(source: str | os.PathLike[str], path: str | os.PathLike[str], cell: Cell,
+                key: str, *, scale: str) -> Path:
+    """Write at ``path`` (atomically) the shard of ``cell`` at ``scale`` from the shard file
+    ``source``, which holds the same computation (:func:`same_computation`) at another scale.
+
+    The result part is the source's with ``cell`` and ``scale`` in place of its own (rows,
+    figures and meta unchanged); the run part is the source's -- where, when, on what device,
+    at which commit and in how many seconds it was computed -- plus ``adopted_from``: the
+    source's cell id, scale and result SHA-256, and when, where and at which commit it was
+    adopted. Refused (:class:`InvalidInputError`, nothing written) if the source is unreadable,
+    altered, provisional, of another code key or not the same computation.
+    """
+    try:
+        obj = read_shard_file(Path(source).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"cannot adopt {source}: {exc}") from None
+    result, run = obj["result"], obj["run"]
+    if result["code_key"] != key:
+        raise InvalidInputError(f"cannot adopt {source}: it was computed by other code (code key "
+                                f"{result['code_key'][:12]}..., now {key[:12]}...)")
+    if result.get("provisional"):
+        raise InvalidInputError(f"cannot adopt {source}: it is provisional")
+    if not same_computation(result["cell"], cell.to_dict()):
+        raise InvalidInputError(f"cannot adopt {source} for cell {cell.cell_id}: not the same "
+                                "computation (experiment, seed or configuration differ)")
+    mine = _plain({**result, "cell": cell.to_dict(), "scale": scale})
+    adopted = {"cell_id": result["cell"]["cell_id"], "scale": result["scale"],
+               "result_sha256": obj["result_sha256"],
+               "adopted_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+               "machine": this_machine(), "commit": git_commit()}
+    theirs = _plain({**run, "adopted_from": adopted})
+    out = {"format": SHARD_FORMAT, "result": mine, "result_sha256": sha256_of(mine),
+           "run": theirs, "run_sha256": sha256_of(theirs)}
+    return atomic_write_text(path, canonical_bytes(out).decode("ascii") + "\n")
 
 
 def read_shard_file(data: bytes | str) -> dict[str, Any]:

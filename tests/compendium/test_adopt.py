@@ -1,0 +1,149 @@
+"""A paper cell that is the same computation as a present cpu cell adopts its shard.
+
+``same_computation`` by hand (oracle cases), ``adopt_shard`` on real shard files (the result is
+the twin's, the provenance kept and marked, refusals for another key, an altered file and
+another configuration), and ``adopt_twins`` through the plan of a fake experiment whose cpu
+and paper grids share two cells of three. Planted faults: a twin shard edited after it was
+written, a configuration that differs in one setting, a GPU twin.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from fusionlib.compendium import cells as C
+from fusionlib.compendium import paperplan as P
+from fusionlib.compendium.cells.shardfile import adopt_shard, same_computation
+from fusionlib.errors import InvalidInputError
+
+TWIN = "paperplan_twin_fake"
+
+
+def _grid(scale: str, seed: int) -> list[C.Cell]:
+    device = "cpu" if scale == "cpu" else "auto"
+    # the third cell runs longer at paper scale: not the same computation
+    return [C.Cell(TWIN, {"n": 3 + i, "iters": 10 if (i < 2 or scale != "paper") else 99,
+                          "device": device}, seed + i, label=f"twin {i}") for i in range(3)]
+
+
+def _compute(cell: C.Cell) -> C.Shard:
+    n = cell.config["n"]
+    return C.Shard(pd.DataFrame({"n": [n], "value": [cell.seed * 0.5 + n], "seconds": [1.25]}),
+                   figures={"curve": [float(n), 2.0 * n]}, meta={"device": "cpu"})
+
+
+C.register(C.Experiment(TWIN, _grid, _compute, (__name__,)))
+
+
+def _cell(experiment="e", seed=1, **config):
+    return {"experiment": experiment, "seed": seed, "config": {"n": 3, **config}}
+
+
+@pytest.mark.parametrize("source, target, same", [
+    (_cell(device="cpu"), _cell(device="auto"), True),
+    (_cell(device="cpu"), _cell(device="cpu"), True),
+    (_cell(), _cell(), True),  # no device at all: the CPU
+    (_cell(device="cpu"), _cell(device="cuda"), False),  # a GPU computes other numbers
+    (_cell(device="cuda"), _cell(device="auto"), False),  # the twin ran on a GPU
+    (_cell(device="cpu"), _cell(device="auto", n=4), False),  # one setting differs
+    (_cell(device="cpu"), _cell(device="auto", extra=1), False),
+    (_cell(seed=1), _cell(seed=2), False),
+    (_cell("e"), _cell("f"), False),
+    ({"experiment": "e", "config": {"n": 3}}, {"experiment": "e", "config": {"n": 3}}, False),
+])
+def test_same_computation_by_hand(source, target, same):
+    assert same_computation(source, target) is same
+
+
+def _cpu_shards(root):
+    exp = C.get_experiment(TWIN)
+    for cell in exp.cells("cpu", 0):
+        C.run_cell(TWIN, "cpu", cell.cell_id, root, seed=0)
+    return exp
+
+
+def test_an_adopted_shard_is_the_twins_result_with_its_provenance(tmp_path):
+    exp = _cpu_shards(tmp_path)
+    key = C.code_key(exp)
+    cpu, paper = exp.cells("cpu", 0)[0], exp.cells("paper", 0)[0]
+    src = C.shard_path(tmp_path, TWIN, "cpu", cpu.cell_id)
+    dst = C.shard_path(tmp_path, TWIN, "paper", paper.cell_id)
+    adopt_shard(src, dst, paper, key, scale="paper")
+    got, want = C.load_shard(dst, key, paper), C.load_shard(src, key, cpu)
+    pd.testing.assert_frame_equal(got.rows, want.rows)  # the timing column comes back too
+    assert got.figures == want.figures and got.meta == want.meta
+    assert got.header["scale"] == "paper" and got.header["cell"]["cell_id"] == paper.cell_id
+    assert got.header["seconds"] == want.header["seconds"]  # where and when: the twin's
+    assert got.header["written_utc"] == want.header["written_utc"]
+    adopted = got.header["adopted_from"]
+    assert adopted["cell_id"] == cpu.cell_id and adopted["scale"] == "cpu"
+    assert adopted["result_sha256"] == want.header["result_sha256"]
+    # recomputing the paper cell writes the same result part: adopting changed only labels
+    fresh = tmp_path / "fresh"
+    C.run_cell(TWIN, "paper", paper.cell_id, fresh, seed=0)
+    again = json.loads(C.shard_path(fresh, TWIN, "paper", paper.cell_id).read_text())
+    assert again["result_sha256"] == json.loads(dst.read_text())["result_sha256"]
+
+
+def test_adoption_refuses_another_key_an_altered_twin_and_another_computation(tmp_path):
+    exp = _cpu_shards(tmp_path)
+    key = C.code_key(exp)
+    cpus, papers = exp.cells("cpu", 0), exp.cells("paper", 0)
+    src = C.shard_path(tmp_path, TWIN, "cpu", cpus[0].cell_id)
+    dst = tmp_path / "out.shard.json"
+    with pytest.raises(InvalidInputError, match="other code"):
+        adopt_shard(src, dst, papers[0], "0" * 64, scale="paper")
+    with pytest.raises(InvalidInputError, match="not the same computation"):
+        adopt_shard(src, dst, papers[1], key, scale="paper")  # another seed and n
+    with pytest.raises(InvalidInputError, match="not the same computation"):  # iters 10 vs 99
+        adopt_shard(C.shard_path(tmp_path, TWIN, "cpu", cpus[2].cell_id), dst, papers[2], key,
+                    scale="paper")
+    # planted fault: a value of the twin edited after it was written
+    text = src.read_text()
+    src.write_text(text.replace('"data":[[3,3.0]]', '"data":[[3,4.0]]', 1))
+    assert src.read_text() != text
+    with pytest.raises(InvalidInputError, match="altered"):
+        adopt_shard(src, dst, papers[0], key, scale="paper")
+    assert not dst.exists()  # nothing half-written
+
+
+def test_the_plan_adopts_the_twins_and_computes_the_rest(tmp_path, capsys):
+    exp = _cpu_shards(tmp_path)
+    cells = P.build_plan(0, root=tmp_path, experiments=[TWIN])
+    assert [c.twin is not None for c in cells] == [True, True, False]
+    adopted = P.adopt_twins(cells, 0, tmp_path)
+    assert [c.cell_id for c in adopted] == [c.cell_id for c in cells[:2]]
+    assert [c.status for c in cells] == ["done", "done", "missing"]
+    again = P.build_plan(0, root=tmp_path, experiments=[TWIN])
+    assert [c.done for c in again] == [True, True, False]
+    # the origin line says where the numbers were computed, and that they are the cpu cells'
+    info = C.bundle_origin(TWIN, "paper", root=tmp_path)
+    assert info["present"] == 2 and info["sources"][0]["adopted_from"] == "cpu"
+    assert "as the identical cpu-scale cell" in info["text"]
+    # a twin edited since the plan was built is not adopted: the cell stays to be computed
+    paper = exp.cells("paper", 0)
+    for c in paper[:2]:
+        C.shard_path(tmp_path, TWIN, "paper", c.cell_id).unlink()
+    src = C.shard_path(tmp_path, TWIN, "cpu", exp.cells("cpu", 0)[0].cell_id)
+    src.write_text(src.read_text().replace('"data":[[3,3.0]]', '"data":[[3,5.0]]', 1))
+    fresh = P.build_plan(0, root=tmp_path, experiments=[TWIN])
+    assert [c.twin is not None for c in fresh] == [False, True, False]  # the plan sees it
+    fresh[0].twin = exp.cells("cpu", 0)[0].cell_id  # as a plan built before the edit would
+    assert [c.cell_id for c in P.adopt_twins(fresh, 0, tmp_path)] == [paper[1].cell_id]
+    assert [c.status for c in fresh] == ["missing", "done", "missing"]
+
+
+def test_a_dry_run_says_what_it_would_adopt_and_adopts_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FUSIONLIB_CELLS", str(tmp_path))
+    exp = _cpu_shards(tmp_path)
+    assert P.main(["cells", "--budget", "1", "--only", TWIN, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "2 missing cells are the same computation as a present cpu cell: they would take " \
+           "its shard" in out
+    assert P.main(["cells", "--budget", "1", "--only", TWIN, "--dry-run", "--no-adopt"]) == 0
+    assert "(--no-adopt: computed again)" in capsys.readouterr().out
+    assert not any(C.shard_path(tmp_path, TWIN, "paper", c.cell_id).exists()
+                   for c in exp.cells("paper", 0))
