@@ -156,8 +156,8 @@ stability: check-scale check-seeds env data workflow-env  ## verdict of every cl
 # with a manifest; import verifies every hash and code key and installs what passes; verify
 # recomputes N cells drawn at random (PICK=<int> fixes the draw) and compares them
 N ?= 3
-export-results: check-scale env  ## the current shards of SCALE in one archive with a manifest (BUNDLE=<file> names it)
-	$(PY) -m fusionlib.compendium.cells export --scale $(SCALE) --seed $(SEED) $(if $(BUNDLE),--out=$(call shq,$(BUNDLE)))
+export-results: check-scale env  ## the current shards of SCALE in one archive with a manifest (BUNDLE=<file>; ONLY=<experiment>; CELLS='<pattern> ...')
+	$(PY) -m fusionlib.compendium.cells export --scale $(SCALE) --seed $(SEED) $(if $(BUNDLE),--out=$(call shq,$(BUNDLE))) $(if $(ONLY),--experiment=$(call shq,$(ONLY))) $(foreach c,$(CELLS),--cell=$(call shq,$(c)))
 
 import-results: env  ## verify a bundle, refuse altered or stale shards, install the rest: make import-results BUNDLE=<file>
 	@test -n $(call shq,$(BUNDLE)) || { echo "error: name the bundle: make import-results BUNDLE=results/bundles/<file>.tar.gz" >&2; exit 2; }

@@ -198,6 +198,32 @@ def test_export_of_nothing_is_an_error_and_missing_cells_are_listed(tmp_path, en
     assert rep.shards == 1 and [m["status"] for m in rep.missing] == ["missing", "missing"]
 
 
+def test_export_of_some_cells_ships_those_only(tmp_path, env, capsys):
+    """``--cell PATTERN`` ships a grid in parts; the parts import side by side into one root;
+    a pattern that matches no cell is an error that says how to list the ids."""
+    _fill(tmp_path / "here")
+    ids = [c.cell_id for c in FAKE.cells("smoke")]
+    assert C.main(["export", "--scale", "smoke", "--root", str(tmp_path / "here"), "--experiment",
+                   "fake_bundle", "--cell", ids[0], "--cell", "b-2-*",
+                   "--out", str(tmp_path / "a.tar.gz")]) == 0
+    manifest = json.loads(_members(tmp_path / "a.tar.gz")["manifest.json"])
+    assert [e["cell_id"] for e in manifest["shards"]] == [ids[0], ids[2]]
+    assert manifest["missing"] == []  # a cell left out on purpose is not "missing"
+    rest = C.export_bundle("smoke", root=tmp_path / "here", out=tmp_path / "b.tar.gz",
+                           experiments=["fake_bundle"], cells=["b-1-*"])
+    assert rest.shards == 1
+    there = tmp_path / "there"
+    for b in ("a", "b"):
+        C.import_bundle(tmp_path / f"{b}.tar.gz", root=there)
+    assert all(C.cell_status(FAKE, "smoke", c, there) == "done" for c in FAKE.cells("smoke"))
+    assert C.main(["export", "--scale", "smoke", "--root", str(tmp_path / "here"), "--experiment",
+                   "fake_bundle", "--cell", "pt-gp-*", "--out", str(tmp_path / "c.tar.gz")]) == 2
+    err = capsys.readouterr().err
+    assert "--cell 'pt-gp-*' matches no cell of fake_bundle" in err
+    assert "cells list --scale smoke" in err
+    assert not (tmp_path / "c.tar.gz").exists()
+
+
 def test_verify_recomputes_cells_and_catches_a_changed_result(tmp_path, env, capsys):
     here, there = tmp_path / "here", tmp_path / "there"
     _fill(here)

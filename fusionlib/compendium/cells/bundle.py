@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import fnmatch
 import hashlib
 import io
 import json
@@ -197,9 +198,14 @@ def _nothing_to_export(root: Path, scale: str, seed: int, names: Sequence[str],
 def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | None = None,
                   out: str | os.PathLike[str] | None = None,
                   experiments: Sequence[str] | None = None,
-                  citation: str | os.PathLike[str] | None = None) -> ExportReport:
+                  citation: str | os.PathLike[str] | None = None,
+                  cells: Sequence[str] | None = None) -> ExportReport:
     """Write the current shards of every experiment (or ``experiments``) at ``scale`` and root
     seed ``seed`` to one archive with its manifest; returns what was written.
+
+    ``cells``: only the cells whose id matches one of these shell-style patterns
+    (:func:`fnmatch.fnmatchcase`; an id matches itself, ``"pt-gp-*"`` a method's cells), to
+    ship a grid in parts; a pattern that matches no cell of the grid is an error.
 
     Cells without a current shard are left out and listed in the manifest (``missing``); a
     scale with no current shard at all, a shard larger than a bundle member may be
@@ -211,12 +217,18 @@ def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | N
     root = check_root(resolve_root(root))
     names = list(experiments) if experiments else experiment_names()
     entries, members, missing, total = [], {}, [], 0
+    patterns, matched = list(cells or []), set()
     for name in names:
         exp = get_experiment(name)
         if scale not in exp.scales:
             continue
         key = code_key(exp)
         for cell in exp.cells(scale, seed):
+            if patterns:
+                hits = {p for p in patterns if fnmatch.fnmatchcase(cell.cell_id, p)}
+                if not hits:
+                    continue
+                matched |= hits
             path = shard_path(root, exp.name, scale, cell.cell_id)
             if load_shard(path, key, cell, quiet=True) is None:
                 missing.append({"experiment": exp.name, "cell_id": cell.cell_id,
@@ -233,6 +245,12 @@ def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | N
             entry = _entry(exp.name, scale, cell.cell_id, data)
             entries.append(entry)
             members[entry["member"]] = data
+    unmatched = [p for p in patterns if p not in matched]
+    if unmatched:
+        raise InvalidInputError(
+            f"--cell {unmatched[0]!r} matches no cell of {', '.join(names)} at scale {scale!r} "
+            f"(seed {seed}); list the ids with: python -m fusionlib.compendium.cells list "
+            f"--scale {scale} --seed {seed}")
     if not entries:
         ran = [n for n in names if scale in get_experiment(n).scales]
         raise InvalidInputError(_nothing_to_export(root, scale, seed, ran, missing))

@@ -114,6 +114,8 @@ def _bundle_parsers(sub: Any, common: Any) -> None:
     common(sp)
     sp.add_argument("--experiment", action="append", default=None,
                     help="only this experiment (repeatable; default all)")
+    sp.add_argument("--cell", action="append", default=None, metavar="PATTERN",
+                    help="only cells whose id matches (shell-style, e.g. 'pt-gp-*'; repeatable)")
     sp.add_argument("--out", type=Path, default=None,
                     help="archive path (default results/bundles/fusionlib-results-...tar.gz)")
     sp = sub.add_parser("import", help="verify a bundle and install its shards")
@@ -163,7 +165,7 @@ def _list_or_plan(args: argparse.Namespace, root: Path) -> None:
 
 def _export(args: argparse.Namespace, root: Path) -> int:
     rep = export_bundle(args.scale, seed=args.seed, root=root, out=args.out,
-                        experiments=args.experiment)
+                        experiments=args.experiment, cells=args.cell)
     print(f"bundle {rep.path}: {rep.shards} shards at scale {args.scale} (seed {args.seed})"
           + (f"; {len(rep.missing)} cells without a current shard left out (listed in the "
              "manifest)" if rep.missing else ""))
