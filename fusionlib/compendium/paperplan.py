@@ -71,7 +71,8 @@ the paper's Table 1 on CIFAR-10 with ND at 100k iterations first; more repetitio
 comparison, the other discrepancies, Tables 8, 7 and 2; the Fashion-MNIST proxies last). A cell is
 started when its estimate fits the minutes left, or, where the experiment checkpoints
 (``ptgan_tabular``, ``ptgan_images_paper``), when one checkpoint interval fits: it is then stopped
-at the end of the budget and the next run resumes it. """
+at the end of the budget and the next run resumes it.
+"""
 
 from __future__ import annotations
 
@@ -504,7 +505,8 @@ def _this_machine() -> str:
 
 def shard_point(path: str | os.PathLike[str], *, machine: str | None = None) -> Point | None:
     """The measured point of one shard file (None: unreadable, provisional, without a wall time
-    or work function, or a CPU shard of another machine than ``machine``, default this one)."""
+    or work function, a CPU shard of another machine than ``machine``, default this one, or a
+    shard adopted from its twin, whose seconds are the twin's point already)."""
     from fusionlib.compendium.cells.shardfile import read_shard_file
 
     try:
@@ -516,7 +518,8 @@ def shard_point(path: str | os.PathLike[str], *, machine: str | None = None) -> 
     exp, config = str(cell.get("experiment")), cell.get("config")
     seconds = run.get("seconds")
     got = work_units(exp, config) if isinstance(config, dict) else None
-    if got is None or result.get("provisional") or not isinstance(seconds, int | float):
+    if got is None or result.get("provisional") or not isinstance(seconds, int | float) \
+            or run.get("adopted_from"):
         return None
     device = "cuda" if str(run.get("device", "")).startswith("cuda") else "cpu"
     if device == "cpu" and run.get("machine") != (machine or _this_machine()):
@@ -756,14 +759,15 @@ def adopt_twins(cells: Sequence[PlanCell], seed: int, root: Path | None = None, 
                 only: str | None = None) -> list[PlanCell]:
     """Give each missing CPU cell of ``cells`` whose cpu ``twin`` is present (:func:`twins`)
     that twin's shard, as the paper cell's own
-    (:func:`~fusionlib.compendium.cells.shardfile.adopt_shard`: the same computation, so
-    recomputing it would write the same result; the shard keeps where, when and on what the
-    twin was computed and says it was adopted).
+    (:func:`~fusionlib.compendium.cells.shardfile.adopt_shard`: the same computation on a
+    CPU, so recomputing it on a machine without CUDA would write the same result; the shard
+    keeps where, when and on what the twin was computed and says it was adopted). The paper
+    cell's old traceback and checkpoints, if any, are removed, as a finished compute does.
     Returns the cells adopted (their status is now ``"done"``); one that cannot be adopted
     (the twin changed since the plan was built) stays missing and is computed as usual."""
     from fusionlib.compendium.cells import code_key, get_experiment
     from fusionlib.compendium.cells.shardfile import adopt_shard
-    from fusionlib.compendium.cells.store import resolve_root, shard_path
+    from fusionlib.compendium.cells.store import error_path, resolve_root, shard_path
     from fusionlib.errors import InvalidInputError
 
     root = resolve_root(root)
@@ -783,6 +787,10 @@ def adopt_twins(cells: Sequence[PlanCell], seed: int, root: Path | None = None, 
                 continue
             c.status = "done"
             adopted.append(c)
+            error_path(root, name, SCALE, c.cell_id).unlink(missing_ok=True)
+            if c.twin != c.cell_id:  # one id at both scales: the file may be the twin's
+                for f in _checkpoint_files(root, name, c.cell_id, key):
+                    Path(f).unlink(missing_ok=True)
     return adopted
 
 
@@ -916,8 +924,9 @@ def _totals(cells: Sequence[PlanCell]) -> dict[str, Any]:
     todo = [c for c in cpu if not c.done]
     return {"cells": len(cells), "done": sum(c.done for c in cells),
             "missing": sum(not c.done for c in cells), "cpu_missing": len(todo),
-            "cpu_min": sum(c.remaining_s or 0.0 for c in todo) / 60,
-            "cpu_unknown": sum(c.remaining_s is None for c in todo),
+            # a cell whose cpu twin is present costs nothing: make paper-cells adopts its shard
+            "cpu_min": sum(c.remaining_s or 0.0 for c in todo if not c.twin) / 60,
+            "cpu_unknown": sum(c.remaining_s is None for c in todo if not c.twin),
             "gpu": len(gpu), "gpu_missing": sum(not c.done for c in gpu),
             "no_data": sum(c.missing_data is not None and not c.done for c in cells)}
 
@@ -936,7 +945,8 @@ def format_totals(cells: Sequence[PlanCell]) -> list[str]:
     """The totals per experiment, per chapter and overall (CPU core-minutes of the missing CPU
     cells; "+n?": n cells without an estimate)."""
     lines = ["Totals per experiment (CPU core-min: the missing CPU cells, one thread each, "
-             "those that need data included)",
+             "those that need data included, those whose cpu twin is present left out: "
+             "make paper-cells adopts their shards)",
              _TOTAL_HEAD]
     by_exp: dict[str, list[PlanCell]] = {}
     by_chapter: dict[str, list[PlanCell]] = {}
@@ -1653,12 +1663,15 @@ def _run(args: Any, gpu: bool) -> int:
     cells = build_plan(args.seed, experiments=[args.only] if args.only else None)
     adopted: list[PlanCell] = []
     if not gpu:
-        twinned = [c for c in cells if c.twin and not c.done]
+        twinned = [c for c in cells if c.twin and not c.done
+                   and (args.only is None or c.experiment == args.only)]
         if args.dry_run or args.no_adopt:
             if twinned:
                 print(f"{len(twinned)} missing cells are the same computation as a present cpu "
                       "cell" + (" (--no-adopt: computed again)" if args.no_adopt else
                                 ": they would take its shard, not be computed"))
+            if not args.no_adopt:  # what a real run would adopt is not scheduled
+                cells = [c for c in cells if not any(c is t for t in twinned)]
         else:
             adopted = adopt_twins(cells, args.seed, only=args.only)
             if adopted:

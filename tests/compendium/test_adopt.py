@@ -48,6 +48,8 @@ def _cell(experiment="e", seed=1, **config):
     (_cell(), _cell(), True),  # no device at all: the CPU
     (_cell(device="cpu"), _cell(device="cuda"), False),  # a GPU computes other numbers
     (_cell(device="cuda"), _cell(device="auto"), False),  # the twin ran on a GPU
+    (_cell(device="cuda"), _cell(device="cuda"), False),  # GPU runs are not bitwise repeatable
+    (_cell(device="auto"), _cell(device="auto"), False),  # where "auto" ran is not known
     (_cell(device="cpu"), _cell(device="auto", n=4), False),  # one setting differs
     (_cell(device="cpu"), _cell(device="auto", extra=1), False),
     (_cell(seed=1), _cell(seed=2), False),
@@ -101,6 +103,15 @@ def test_adoption_refuses_another_key_an_altered_twin_and_another_computation(tm
     with pytest.raises(InvalidInputError, match="not the same computation"):  # iters 10 vs 99
         adopt_shard(C.shard_path(tmp_path, TWIN, "cpu", cpus[2].cell_id), dst, papers[2], key,
                     scale="paper")
+    # planted fault: a twin that ran on a GPU (its run part says so; hashes made consistent)
+    from fusionlib.compendium.cells.shardfile import canonical_bytes, sha256_of
+    gpu = json.loads(src.read_text())
+    gpu["run"]["device"] = "cuda: NVIDIA H100"
+    gpu["run_sha256"] = sha256_of(gpu["run"])
+    on_gpu = tmp_path / "gpu.shard.json"
+    on_gpu.write_bytes(canonical_bytes(gpu))
+    with pytest.raises(InvalidInputError, match="not on a CPU"):
+        adopt_shard(on_gpu, dst, papers[0], key, scale="paper")
     # planted fault: a value of the twin edited after it was written
     text = src.read_text()
     src.write_text(text.replace('"data":[[3,3.0]]', '"data":[[3,4.0]]', 1))
@@ -110,19 +121,24 @@ def test_adoption_refuses_another_key_an_altered_twin_and_another_computation(tm
     assert not dst.exists()  # nothing half-written
 
 
-def test_the_plan_adopts_the_twins_and_computes_the_rest(tmp_path, capsys):
+def test_the_plan_adopts_the_twins_and_computes_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setitem(P.WORK, TWIN, P.Work(lambda c: ("run", {"iter": float(c["iters"])})))
     exp = _cpu_shards(tmp_path)
     cells = P.build_plan(0, root=tmp_path, experiments=[TWIN])
     assert [c.twin is not None for c in cells] == [True, True, False]
     adopted = P.adopt_twins(cells, 0, tmp_path)
     assert [c.cell_id for c in adopted] == [c.cell_id for c in cells[:2]]
     assert [c.status for c in cells] == ["done", "done", "missing"]
+    # an adopted shard is no second measurement of the plan's rates (its seconds are the twin's)
+    paper_ids, twin_id = [c.cell_id for c in cells], cells[0].twin
+    assert P.shard_point(C.shard_path(tmp_path, TWIN, "cpu", twin_id)) is not None
+    assert P.shard_point(C.shard_path(tmp_path, TWIN, "paper", paper_ids[0])) is None
     again = P.build_plan(0, root=tmp_path, experiments=[TWIN])
     assert [c.done for c in again] == [True, True, False]
     # the origin line says where the numbers were computed, and that they are the cpu cells'
     info = C.bundle_origin(TWIN, "paper", root=tmp_path)
     assert info["present"] == 2 and info["sources"][0]["adopted_from"] == "cpu"
-    assert "as the identical cpu-scale cell" in info["text"]
+    assert "adopted from their cpu-scale twins (the same computation on a CPU)" in info["text"]
     # a twin edited since the plan was built is not adopted: the cell stays to be computed
     paper = exp.cells("paper", 0)
     for c in paper[:2]:
@@ -143,7 +159,9 @@ def test_a_dry_run_says_what_it_would_adopt_and_adopts_nothing(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert "2 missing cells are the same computation as a present cpu cell: they would take " \
            "its shard" in out
+    assert "1 missing CPU cells to try" in out  # the two it would adopt are not scheduled
     assert P.main(["cells", "--budget", "1", "--only", TWIN, "--dry-run", "--no-adopt"]) == 0
-    assert "(--no-adopt: computed again)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(--no-adopt: computed again)" in out and "3 missing CPU cells to try" in out
     assert not any(C.shard_path(tmp_path, TWIN, "paper", c.cell_id).exists()
                    for c in exp.cells("paper", 0))

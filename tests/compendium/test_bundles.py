@@ -209,6 +209,7 @@ def test_export_of_some_cells_ships_those_only(tmp_path, env, capsys):
     manifest = json.loads(_members(tmp_path / "a.tar.gz")["manifest.json"])
     assert [e["cell_id"] for e in manifest["shards"]] == [ids[0], ids[2]]
     assert manifest["missing"] == []  # a cell left out on purpose is not "missing"
+    assert manifest["selected_cells"] == [ids[0], "b-2-*"]  # ... and the manifest says so
     rest = C.export_bundle("smoke", root=tmp_path / "here", out=tmp_path / "b.tar.gz",
                            experiments=["fake_bundle"], cells=["b-1-*"])
     assert rest.shards == 1

@@ -266,7 +266,13 @@ def export_bundle(scale: str, *, seed: int = 0, root: str | os.PathLike[str] | N
         "machine": this_machine(), "commit": commit, "environment": _environment(),
         "metadata": bundle_metadata(scale, seed, commit, citation=citation),
         "devices": sorted({str(e["device"]) for e in entries}),
-        "wall_seconds": round(sum(e["seconds"] or 0.0 for e in entries), 3),
+        # compute time spent for this bundle; an adopted shard's seconds are its twin's
+        "wall_seconds": round(sum(e["seconds"] or 0.0 for e in entries
+                                  if not e.get("adopted_from")), 3),
+        "adopted_seconds": round(sum(e["seconds"] or 0.0 for e in entries
+                                     if e.get("adopted_from")), 3),
+        # a part of the grid on purpose (--cell): the cells of the grid left out are not missing
+        "selected_cells": patterns or None,
         "code_keys": {e["experiment"]: e["code_key"] for e in entries},
         "shards": entries, "missing": missing}
     blob = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()

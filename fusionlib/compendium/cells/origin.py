@@ -35,6 +35,7 @@ from fusionlib.compendium.cells.store import (
     resolve_root,
     shard_path,
 )
+from fusionlib.compendium.scales import SCALES
 from fusionlib.errors import InvalidInputError
 from fusionlib.rng import numpy_rng
 
@@ -83,7 +84,7 @@ def bundle_origin(experiment: str, scale: str, *, seed: int = 0,
     exp = get_experiment(experiment)
     cells = exp.cells(scale, seed) if scale in exp.scales else []
     key, ledger, here = code_key(exp), installed_from_bundles(root), this_machine()
-    groups: dict[tuple[str, str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
     for cell in cells:
         path = shard_path(root, exp.name, scale, cell.cell_id)
         shard = load_shard(path, key, cell, quiet=True)
@@ -98,7 +99,8 @@ def bundle_origin(experiment: str, scale: str, *, seed: int = 0,
         else:
             origin = f"machine {run.get('machine')}"
         adopted = run.get("adopted_from")
-        twin = str(adopted.get("scale")) if isinstance(adopted, dict) else ""
+        twin = adopted.get("scale") if isinstance(adopted, dict) else None
+        twin = twin if twin in SCALES else ("another scale" if adopted else "")
         groups.setdefault((origin, str(run.get("machine")), str(run.get("device")), twin),
                           []).append(str(run.get("written_utc") or "")[:10])
     sources = [{"origin": o, "machine": m, "device": d, "cells": len(dates),
@@ -116,7 +118,8 @@ def origin_text(info: dict[str, Any]) -> str:
     b.tar.gz, computed on runner-3 (cuda: NVIDIA H100), 2025-11-20 to 2025-11-21"``; shards
     adopted from the same cell at another scale
     (:func:`~fusionlib.compendium.cells.shardfile.adopt_shard`) say so:
-    ``"... computed on m as the identical cpu-scale cell (cpu: ...)"``."""
+    ``"12 ... computed on m (cpu: ...), adopted from their cpu-scale twins (the same
+    computation on a CPU), ..."``."""
     head = f"{info['present']} of {info['cells']} cells"
     if not info["sources"]:
         return f"{head}: none computed yet"
@@ -126,9 +129,11 @@ def origin_text(info: dict[str, Any]) -> str:
         where = ("computed on this machine" if s["origin"] == "this machine"
                  else f"computed on {s['machine']}" if s["origin"].startswith("machine ")
                  else f"from {s['origin']}, computed on {s['machine']}")
-        same = (f" as the identical {s['adopted_from']}-scale cell" if s.get("adopted_from")
-                else "")
-        parts.append(f"{s['cells']} {where}{same} ({s['device']}), {when}")
+        twin = s.get("adopted_from")
+        same = ("" if not twin else ", adopted from their twins at another scale"
+                if twin not in SCALES else
+                f", adopted from their {twin}-scale twins (the same computation on a CPU)")
+        parts.append(f"{s['cells']} {where} ({s['device']}){same}, {when}")
     return f"{head}: " + "; ".join(parts)
 
 

@@ -8,7 +8,9 @@ Layout (format 2), one compact JSON object with sorted keys::
      "result": {"cell", "scale", "code_key", "provisional", "meta", "rows", "figures"},
      "result_sha256": "<sha256 of the canonical JSON of result>",
      "run": {"seconds", "written_utc", "machine", "platform", "device", "commit", "versions",
-             "slurm_job_id", "timing": {"columns", "rows", "figures"}},
+             "slurm_job_id", "timing": {"columns", "rows", "figures"},
+             "adopted_from" (only in a shard adopted from the same cell at another scale,
+             :func:`adopt_shard`)},
      "run_sha256": "<sha256 of the canonical JSON of run>"}
 
 ``result`` is what the cell computed and nothing else: two runs of one cell on one kind of
@@ -161,7 +163,7 @@ def same_computation(source: dict, target: dict) -> bool:
             or not isinstance(theirs, dict) or rest(mine) != rest(theirs)):
         return False
     device, wanted = mine.get("device", "cpu"), theirs.get("device", "cpu")
-    return device == wanted or (device == "cpu" and wanted == "auto")
+    return device == "cpu" and wanted in ("cpu", "auto")
 
 
 def adopt_shard(source: str | os.PathLike[str], path: str | os.PathLike[str], cell: Cell,
@@ -186,6 +188,9 @@ def adopt_shard(source: str | os.PathLike[str], path: str | os.PathLike[str], ce
                                 f"{result['code_key'][:12]}..., now {key[:12]}...)")
     if result.get("provisional"):
         raise InvalidInputError(f"cannot adopt {source}: it is provisional")
+    if not str(run.get("device") or "").startswith("cpu"):
+        raise InvalidInputError(f"cannot adopt {source}: it ran on {run.get('device')!r}, not "
+                                "on a CPU (a GPU's numbers are not the CPU's)")
     if not same_computation(result["cell"], cell.to_dict()):
         raise InvalidInputError(f"cannot adopt {source} for cell {cell.cell_id}: not the same "
                                 "computation (experiment, seed or configuration differ)")
