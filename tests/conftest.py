@@ -21,7 +21,8 @@ def _share_of_cores(workers: str | None, cores: int, preset: str | None) -> int 
     return max(1, cores // int(workers))
 
 
-_THREADS = _share_of_cores(os.environ.get("PYTEST_XDIST_WORKER_COUNT"), os.cpu_count() or 1,
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+_THREADS = _share_of_cores(os.environ.get("PYTEST_XDIST_WORKER_COUNT"), _CORES or 1,
                            os.environ.get("OMP_NUM_THREADS"))
 if _THREADS is not None:
     torch.set_num_threads(_THREADS)
