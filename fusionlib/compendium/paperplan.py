@@ -200,7 +200,25 @@ def _tabular_done(c: dict, figures: dict) -> float:
 
 
 def _fair_units(c: dict) -> tuple[str, dict[str, float]]:
-    return c["method"], {"iter": float(c["n_iter"]), "sets": c["n_sets"] * c["n_rows"] / 1000}
+    r = len(c["reps"])  # a stacked model: a part per iteration, a part per repetition
+    return c["method"], {"iter": float(c["n_iter"]), "member_iter": float(r * c["n_iter"]),
+                         "sets": r * c["n_sets"] * c["n_rows"] / 1000}
+
+
+def _more_reps(c: dict, k: int = 4) -> dict:
+    """``c`` with ``k`` times the repetitions (other repetition numbers and seeds)."""
+    reps = [r + 1000 * j for j in range(k) for r in c["reps"]]
+    seeds = [(s + j) % 2**32 for j in range(k) for s in c["rep_seeds"]]
+    return {**_times(c, "n_iter", 20), "reps": reps, "rep_seeds": seeds}
+
+
+def _fair_iterations(c: dict) -> int:
+    return c["n_iter"] + (c["n_iter"] // 2 if c["method"] == "fairwgangp" else 0)
+
+
+def _fair_done(c: dict, figures: dict) -> float:
+    at = (figures.get("timing") or {}).get("resumed_at") or 0
+    return 1.0 - at / _fair_iterations(c)
 
 
 def _fusiongan_units(c: dict) -> tuple[str, dict[str, float]]:
@@ -367,7 +385,11 @@ WORK: dict[str, Work] = {
         checkpoint=lambda c: 1 / c["n_eval"] if c.get("kind") == "curves" else None,
         done=_tabular_done),
     "fairptgan": Work(_fair_units, {"iter": lambda c: _times(c, "n_iter", 20),
-                                    "sets": lambda c: _times(c, "n_sets", 4)}),
+                                    "member_iter": _more_reps,
+                                    "sets": lambda c: _times(c, "n_sets", 4)},
+                      checkpoint=lambda c: (1_000 / _fair_iterations(c)
+                                            if c["n_iter"] >= 2_000 else None),
+                      done=_fair_done),
     "fusiongan": Work(_fusiongan_units, {"train": _fusiongan_stretch}),
     "identification": Work(_identification_units, {
         "train": _identification_train, "rows": lambda c: _times(c, "n", 10),
@@ -833,8 +855,9 @@ CPU_VALUE: tuple[tuple[str, Callable[[PlanCell], bool]], ...] = (
 
 
 def _tier_key(c: PlanCell, index: int) -> tuple:
-    if c.experiment == "fairptgan":  # repetition by repetition, both methods together
-        return (str(c.config.get("dataset") != "adult"), c.config.get("rep", 0), index)
+    if c.experiment == "fairptgan":  # block by block, both methods together
+        return (str(c.config.get("dataset") != "adult"), (c.config.get("reps") or [0])[0],
+                index)
     return (index,)
 
 

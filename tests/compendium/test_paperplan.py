@@ -153,12 +153,14 @@ def test_paper_cells_take_table_3_then_the_sensitivity_runs_then_fairptgan():
     sens = labels[4:13]
     assert sens[0] == "ptgan_tabular: adult reference (uci-complete)"
     assert all(any(s in x for s in ("tau=", "bn=", "data=")) for x in sens[1:])
-    # FairPTGAN: both methods of a repetition together, Adult first
+    # FairPTGAN: both methods of a block of repetitions together, Adult first
     fair = [c for c in order if c.experiment == "fairptgan"]
     assert order.index(fair[0]) == 13
-    assert [(c.config["method"], c.config["rep"]) for c in fair[:4]] == [
-        ("fairptgan", 0), ("fairwgangp", 0), ("fairptgan", 1), ("fairwgangp", 1)]
-    assert all(c.config["dataset"] == "adult" for c in fair[:20])
+    assert [(c.config["method"], c.config["reps"]) for c in fair[:4]] == [
+        ("fairptgan", [0, 1, 2, 3, 4]), ("fairwgangp", [0, 1, 2, 3, 4]),
+        ("fairptgan", [5, 6, 7, 8, 9]), ("fairwgangp", [5, 6, 7, 8, 9])]
+    assert all(c.config["dataset"] == "adult" for c in fair[:4])
+    assert all(c.config["dataset"] == "law_school" for c in fair[4:])
     after = [c.experiment for c in order[13 + len(fair):]]
     assert after[:30] == ["fusiongan"] * 30
     adult_ctgan = [c for c in order[13 + len(fair) + 30:][:3]]
@@ -318,7 +320,7 @@ def test_paper_cells_with_only_runs_that_experiment(monkeypatch, tmp_path, capsy
             c.missing_data = "needs data: law_school"
     run = _Session(monkeypatch, tmp_path, cells)
     assert P.main(["cells", "--budget", "25", "--only", "fairptgan"]) == 0
-    assert [(c.config["method"], c.config["rep"]) for c in run.started] == [
+    assert [(c.config["method"], c.config["reps"][0]) for c in run.started] == [
         ("fairptgan", 0), ("fairwgangp", 0)]  # a third 10-minute cell does not fit 5 minutes
     assert run.exported[0][0] == ["fairptgan"] and "-cpu-" in run.exported[0][2].name
     assert "2 done, 0 cut off" in capsys.readouterr().out

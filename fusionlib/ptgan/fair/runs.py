@@ -1,7 +1,9 @@
 """One run of the fair data generation study (seed 001, Section 5.2, Appendix D.3).
 
-A run trains one model on the 90% training split of a dataset and scores synthetic sets drawn
-from its *last iterate* with the three downstream classifiers on the real 10% test split
+A run trains R repetitions of one method as one stacked model
+(:class:`~fusionlib.ptgan.fair.stacked.StackedFairGAN`), each on the 90% training split of its
+own seed, and scores synthetic sets drawn from each repetition's *last iterate* with the three
+downstream classifiers on that repetition's real 10% test split
 (:mod:`fusionlib.ptgan.fair.evaluation`):
 
 ``fairptgan``
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,9 +40,8 @@ import pandas as pd
 from fusionlib.checks import check_choice, check_positive_int
 from fusionlib.encoding.tabular import TabularEncoder
 from fusionlib.errors import InvalidInputError
-from fusionlib.ptgan.fair.baselines import FairnessPenalty, geometric_repair, repair_levels
+from fusionlib.ptgan.fair.baselines import geometric_repair, repair_levels
 from fusionlib.ptgan.fair.evaluation import evaluate_set
-from fusionlib.ptgan.fair.mixing import FAIR_R, GroupMixing
 from fusionlib.rng import child, seed_int
 
 __all__ = ["FAIR_DATASETS", "FairTable", "fair_table", "run_fair"]
@@ -115,29 +117,27 @@ class _Scorer:
                  "positive_rate": s.positive_rate} for s in scores]
 
 
-def _model(method: str, table: FairTable, n_iter: int, batch_size: int, seed: object,
-           device: str):
-    from fusionlib.ptgan.tabular.model import TabularPTGAN
+def _split_rows(n: int, seed: object) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the training and test rows of the 90/10 split on ``(seed, "split")``
+    (those of :func:`~fusionlib.ptgan.utility.split_train_test`, in increasing order)."""
+    from fusionlib.ptgan.utility import split_train_test
 
-    if method == "fairptgan":
-        return TabularPTGAN("pt+cp", "nd", discrete_columns=table.discrete_columns,
-                            n_iter=n_iter, overrides={"r": FAIR_R, "batch_size": batch_size},
-                            minibatch=GroupMixing(table.sensitive, table.privileged),
-                            seed=seed, device=device)
-    return TabularPTGAN("gp", "nd", discrete_columns=table.discrete_columns, n_iter=n_iter,
-                        overrides={"batch_size": batch_size}, seed=seed, device=device)
+    train, test = split_train_test(pd.DataFrame({"pos": np.arange(n)}), child(seed, "split"))
+    return train["pos"].to_numpy(), test["pos"].to_numpy()
 
 
-def _fairptgan_sets(model, scorer: _Scorer, n_sets: int, n_rows: int, seed: object) -> list:
+def _fairptgan_sets(draw, scorer: _Scorer, n_sets: int) -> list:
+    """The FairPTGAN and GeoRepair sets of one repetition; ``draw(stream, k, alpha)`` gives its
+    synthetic rows on the stream ``(seed, stream, k)``."""
     rows = []
     for k, alpha in enumerate(np.linspace(0.5, 1.0, n_sets)):
-        syn = model.sample(n_rows, child(seed, "set", k), alpha=float(alpha))
+        syn = draw("set", k, float(alpha))
         rows += scorer.score(scorer.features(syn), syn[scorer.table.target].to_numpy(),
                              ("fairptgan", k), method="FairPTGAN", set=k, level=float(alpha))
     levels = repair_levels(5)
     for k in range(n_sets):
         lam = float(levels[k % len(levels)])
-        syn = model.sample(n_rows, child(seed, "geo", k), alpha=1.0)
+        syn = draw("geo", k, 1.0)
         x, g = scorer.features(syn), scorer.group(syn)
         # with one group only, the median over groups is that group: the repair is the identity
         if 0 < g.sum() < len(g):
@@ -151,19 +151,43 @@ def _fairptgan_sets(model, scorer: _Scorer, n_sets: int, n_rows: int, seed: obje
     return rows
 
 
-def run_fair(method: str, table: FairTable, *, seed: object, n_iter: int, n_sets: int,
-             n_rows: int, batch_size: int = 200, n_test: int | None = None,
-             device: str = "cpu") -> tuple[pd.DataFrame, dict]:
-    """Train ``method`` (``fairptgan`` or ``fairwgangp``) on one split and score its sets.
+class _Draws:
+    """Synthetic sets of every repetition, drawn together and handed out one repetition at a
+    time (repetition r's set k on ``(seeds[r], stream, k)``, as a separate run draws it)."""
 
-    The ``fairptgan`` run also scores ``n_rows`` real training rows (method "Real data"), the
+    def __init__(self, model, seeds: list, n_rows: int) -> None:
+        self.model, self.seeds, self.n_rows = model, seeds, n_rows
+        self._cache: dict[tuple, list[pd.DataFrame]] = {}
+
+    def __call__(self, r: int, stream: str, k: int, alpha: float) -> pd.DataFrame:
+        key = (stream, k, alpha)
+        if key not in self._cache:
+            self._cache[key] = self.model.sample(
+                self.n_rows, [child(s, stream, k) for s in self.seeds], alpha=alpha)
+        return self._cache[key][r]
+
+
+def run_fair(method: str, table: FairTable, *, seeds: list, n_iter: int, n_sets: int,
+             n_rows: int, batch_size: int = 200, n_test: int | None = None,
+             device: str = "cpu", checkpoint: str | None = None,
+             checkpoint_every: int = 0) -> tuple[pd.DataFrame, dict]:
+    """Train ``method`` (``fairptgan`` or ``fairwgangp``) for every seed of ``seeds`` as one
+    stacked model (:class:`~fusionlib.ptgan.fair.stacked.StackedFairGAN`), each repetition on
+    its own 90/10 split, and score each repetition's sets on its own test rows.
+
+    The encoding is fitted on the whole table (every repetition shares it; a separate run
+    fitted on its training rows alone would clip a test value outside their range). A
+    ``fairptgan`` repetition also scores ``n_rows`` real training rows (method "Real data"), the
     reference a synthetic set of the same size is measured against.
 
-    Returns the per-set scores (method, set, level, classifier, auc, sp, positive_rate) and
-    timings ``{"train_s", "eval_s", "n_train", "n_test"}``. ``n_test`` caps the test rows
-    (smoke runs); None keeps the whole 10% split.
+    Returns the per-set scores (rep_index: position in ``seeds``; method, set, level,
+    classifier, auc, sp, positive_rate) and timings ``{"train_s", "eval_s", "n_train",
+    "n_test", "n_reps", "resumed_at"}`` (resumed_at: the iteration of the checkpoint the run
+    resumed from, 0: none). ``n_test`` caps the test rows (smoke runs); None keeps the whole
+    10 % split. ``checkpoint``: resume from and save to this file every ``checkpoint_every``
+    iterations (removed once the run is scored).
     """
-    from fusionlib.ptgan.utility import split_train_test
+    from fusionlib.ptgan.fair.stacked import StackedFairGAN, checkpoint_iteration
 
     check_choice("method", method, ("fairptgan", "fairwgangp"))
     for name, value in (("n_iter", n_iter), ("n_sets", n_sets), ("n_rows", n_rows)):
@@ -171,29 +195,49 @@ def run_fair(method: str, table: FairTable, *, seed: object, n_iter: int, n_sets
     if method == "fairptgan" and n_sets < 5:
         raise InvalidInputError(f"n_sets must be >= 5 (one GeoRepair set per lambda_p), got "
                                 f"{n_sets}")
-    train, test = split_train_test(table.frame, child(seed, "split"))
-    if n_test is not None and n_test < len(test):
-        test = test.iloc[:n_test]
-    scorer = _Scorer(table, test, seed)
+    if not isinstance(seeds, (list, tuple)) or not seeds:
+        raise InvalidInputError("seeds must be a non-empty list (one seed per repetition)")
+    frame = table.frame
+    splits = [_split_rows(len(frame), s) for s in seeds]
+    tests = [frame.iloc[te[:n_test] if n_test is not None else te].reset_index(drop=True)
+             for _, te in splits]
+    scorers = [_Scorer(table, test, s) for test, s in zip(tests, seeds, strict=True)]
     t0 = time.perf_counter()
-    model = _model(method, table, n_iter, batch_size, child(seed, "model"), device)
-    model.fit(train)
+    model = StackedFairGAN(method, sensitive=table.sensitive, privileged=table.privileged,
+                           seeds=[child(s, "model") for s in seeds],
+                           discrete_columns=table.discrete_columns, n_iter=n_iter,
+                           batch_size=batch_size, device=device, checkpoint_path=checkpoint,
+                           checkpoint_every=checkpoint_every)
+    rows = np.stack([tr for tr, _ in splits])
+    resumed_at = checkpoint_iteration(checkpoint)
     if method == "fairwgangp":  # second phase: T / 2 more iterations with the penalty
-        model.fit_more(n_iter + n_iter // 2, generator_term=FairnessPenalty(
-            table.sensitive, table.privileged, table.target, "1"))
-    t1 = time.perf_counter()
-    if method == "fairptgan":
-        rows = _fairptgan_sets(model, scorer, n_sets, n_rows, seed)
-        # reference: the same classifiers on n_rows real training rows (the sets' size)
-        real = train.sample(n=min(n_rows, len(train)), random_state=seed_int(seed, "real"))
-        rows += scorer.score(scorer.features(real), real[table.target].to_numpy(), ("real",),
-                             method="Real data", set=0, level=np.nan)
+        model.fit_two_phases(frame, rows=rows, total=n_iter + n_iter // 2, target=table.target,
+                             positive="1")
     else:
-        rows = []
-        for k in range(n_sets):
-            syn = model.sample(n_rows, child(seed, "set", k))
-            rows += scorer.score(scorer.features(syn), syn[table.target].to_numpy(),
-                                 ("fairwgangp", k), method="FairWGANGP", set=k, level=np.nan)
-    timing = {"train_s": t1 - t0, "eval_s": time.perf_counter() - t1, "n_train": len(train),
-              "n_test": len(test)}
-    return pd.DataFrame(rows), timing
+        model.fit(frame, rows=rows)
+    t1 = time.perf_counter()
+    draws = _Draws(model, list(seeds), n_rows)
+    out = []
+    for r, (seed, scorer) in enumerate(zip(seeds, scorers, strict=True)):
+        if method == "fairptgan":
+            part = _fairptgan_sets(lambda stream, k, a, r=r: draws(r, stream, k, a), scorer,
+                                   n_sets)
+            # reference: the same classifiers on n_rows real training rows (the sets' size)
+            train = frame.iloc[splits[r][0]].reset_index(drop=True)
+            real = train.sample(n=min(n_rows, len(train)), random_state=seed_int(seed, "real"))
+            part += scorer.score(scorer.features(real), real[table.target].to_numpy(),
+                                 ("real",), method="Real data", set=0, level=np.nan)
+        else:
+            part = []
+            for k in range(n_sets):
+                syn = draws(r, "set", k, 1.0)
+                part += scorer.score(scorer.features(syn), syn[table.target].to_numpy(),
+                                     ("fairwgangp", k), method="FairWGANGP", set=k,
+                                     level=np.nan)
+        out += [{**row, "rep_index": r} for row in part]
+    timing = {"train_s": t1 - t0, "eval_s": time.perf_counter() - t1,
+              "n_train": int(rows.shape[1]), "n_test": len(tests[0]), "n_reps": len(seeds),
+              "resumed_at": resumed_at}
+    if checkpoint is not None:
+        Path(checkpoint).unlink(missing_ok=True)
+    return pd.DataFrame(out), timing

@@ -7,22 +7,28 @@ from fusionlib.compendium.cells import Cell
 from fusionlib.data import dataset_states
 from fusionlib.data.store import VERIFIED
 from fusionlib.errors import InvalidInputError
-from fusionlib.ptgan.fair.cells import FAIR, FAIR_CONFIG, FAIR_METHODS
+from fusionlib.ptgan.fair.cells import FAIR, FAIR_CONFIG, FAIR_METHODS, rep_seed
 from fusionlib.ptgan.fair.runs import fair_table, run_fair
 
 ADULT = all(s == VERIFIED for s in dataset_states("adult").values())
 needs_adult = pytest.mark.skipif(not ADULT, reason="Adult is not provisioned (make data)")
 
 
-def test_grid_has_one_cell_per_method_dataset_and_seed():
+def test_grid_has_one_cell_per_method_dataset_and_block_of_repetitions():
     for scale, cfg in FAIR_CONFIG.items():
         cells = FAIR.grid(scale, 0)
-        assert len(cells) == len(cfg["datasets"]) * len(FAIR_METHODS) * cfg["n_seeds"]
-        # both methods of a repetition share its seed (hence its split)
+        blocks = -(-cfg["n_seeds"] // cfg["stack"])
+        assert len(cells) == len(cfg["datasets"]) * len(FAIR_METHODS) * blocks
+        # every repetition once per (dataset, method); both methods of a repetition share its
+        # seed (hence its split); the seeds are those of rep_seed
         by_key = {}
         for c in cells:
-            by_key.setdefault((c.config["dataset"], c.config["rep"]), set()).add(c.seed)
-        assert all(len(s) == 1 for s in by_key.values())
+            assert len(c.config["reps"]) == len(c.config["rep_seeds"]) <= cfg["stack"]
+            for rep, s in zip(c.config["reps"], c.config["rep_seeds"], strict=True):
+                assert s == rep_seed(0, c.config["dataset"], rep)
+                by_key.setdefault((c.config["dataset"], rep), []).append(s)
+        assert len(by_key) == len(cfg["datasets"]) * cfg["n_seeds"]
+        assert all(len(s) == len(FAIR_METHODS) and len(set(s)) == 1 for s in by_key.values())
     paper = FAIR_CONFIG["paper"]
     assert (paper["n_iter"], paper["batch_size"], paper["n_sets"], paper["n_seeds"]) == \
         (100_000, 200, 20, 10)
@@ -39,7 +45,7 @@ def test_adult_race_is_binarised():
 @needs_adult
 def test_run_fair_is_deterministic_and_scores_every_set():
     table = fair_table("adult")
-    kw = dict(seed=3, n_iter=3, n_sets=5, n_rows=150, n_test=400)
+    kw = dict(seeds=[3], n_iter=3, n_sets=5, n_rows=150, n_test=400)
     a, timing = run_fair("fairptgan", table, **kw)
     b, _ = run_fair("fairptgan", table, **kw)
     assert set(a["method"]) == {"FairPTGAN", "GeoRepair", "GeoRepair (train only)", "Real data"}
@@ -59,31 +65,40 @@ def test_run_fair_is_deterministic_and_scores_every_set():
     full = a[a["method"].str.startswith("GeoRepair") & (a["level"] == 1)]
     auc = full.pivot_table(index=["set", "classifier"], columns="method", values="auc")
     assert not np.allclose(auc["GeoRepair"], auc["GeoRepair (train only)"])
-    c, _ = run_fair("fairptgan", table, **{**kw, "seed": 4})
+    c, _ = run_fair("fairptgan", table, **{**kw, "seeds": [4]})
     assert not np.allclose(a["sp"], c["sp"])
+    # two repetitions stacked: the first is the run of its seed alone (to float rounding; the
+    # scores are of classifiers fitted on the sets, so they agree closely, not bitwise)
+    both, timing = run_fair("fairptgan", table, **{**kw, "seeds": [3, 4]})
+    assert timing["n_reps"] == 2 and set(both["rep_index"]) == {0, 1}
+    first = both[both["rep_index"] == 0].reset_index(drop=True)
+    np.testing.assert_allclose(first["auc"], a["auc"], atol=0.02)
 
 
 @needs_adult
 def test_fairwgangp_runs_two_phases():
     table = fair_table("adult")
-    rows, _ = run_fair("fairwgangp", table, seed=0, n_iter=2, n_sets=2, n_rows=100, n_test=300)
-    assert set(rows["method"]) == {"FairWGANGP"} and len(rows) == 6
+    rows, _ = run_fair("fairwgangp", table, seeds=[0, 1], n_iter=2, n_sets=2, n_rows=100,
+                       n_test=300)
+    assert set(rows["method"]) == {"FairWGANGP"} and len(rows) == 2 * 6
 
 
 def test_bad_settings_raise():
     with pytest.raises(InvalidInputError):
-        run_fair("fairgan", None, seed=0, n_iter=1, n_sets=5, n_rows=10)
+        run_fair("fairgan", None, seeds=[0], n_iter=1, n_sets=5, n_rows=10)
     with pytest.raises(InvalidInputError, match="n_sets"):
-        run_fair("fairptgan", None, seed=0, n_iter=1, n_sets=2, n_rows=10)
+        run_fair("fairptgan", None, seeds=[0], n_iter=1, n_sets=2, n_rows=10)
+    with pytest.raises(InvalidInputError, match="seeds"):
+        run_fair("fairptgan", None, seeds=[], n_iter=1, n_sets=5, n_rows=10)
 
 
 def test_missing_law_school_gives_a_provisional_not_run_shard():
     if all(s == VERIFIED for s in dataset_states("law_school").values()):
         pytest.skip("law_school.csv is present")
-    cell = Cell("fairptgan", dict(method="fairptgan", dataset="law_school", rep=0,
-                                  device="cpu", n_iter=1, n_sets=5, n_rows=10, n_test=None,
-                                  batch_size=200), 0)
+    cell = Cell("fairptgan", dict(method="fairptgan", dataset="law_school", reps=[0, 1],
+                                  rep_seeds=[5, 6], device="cpu", n_iter=1, n_sets=5,
+                                  n_rows=10, n_test=None, batch_size=200), 0)
     shard = FAIR.compute(cell)
-    assert shard.provisional
+    assert shard.provisional and list(shard.rows["rep"]) == [0, 1]
     row = shard.rows.iloc[0]
     assert row["status"] == "not run" and "law_school.csv" in row["reason"]
