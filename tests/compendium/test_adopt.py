@@ -10,16 +10,20 @@ written, a configuration that differs in one setting, a GPU twin.
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from fusionlib.compendium import cells as C
 from fusionlib.compendium import paperplan as P
+from fusionlib.compendium.cells.bundle import MANIFEST, import_bundle, read_archive
 from fusionlib.compendium.cells.shardfile import adopt_shard, same_computation
 from fusionlib.errors import InvalidInputError
 
 TWIN = "paperplan_twin_fake"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _grid(scale: str, seed: int) -> list[C.Cell]:
@@ -165,3 +169,30 @@ def test_a_dry_run_says_what_it_would_adopt_and_adopts_nothing(tmp_path, monkeyp
     assert "(--no-adopt: computed again)" in out and "3 missing CPU cells to try" in out
     assert not any(C.shard_path(tmp_path, TWIN, "paper", c.cell_id).exists()
                    for c in exp.cells("paper", 0))
+
+
+def test_paper_cells_adopt_compute_and_export_a_bundle_that_installs_whole(tmp_path,
+                                                                           monkeypatch):
+    """The real command, no mocks: ``paperplan cells`` adopts the two twins, computes the
+    third in its own process (the experiment found through FUSIONLIB_CELL_MODULES) and exports
+    one bundle; installed into an empty root it gives the whole paper grid, the adopted shards
+    marked as such and the computed one not."""
+    root, empty = tmp_path / "cells", tmp_path / "fresh"
+    monkeypatch.setenv("FUSIONLIB_CELLS", str(root))
+    monkeypatch.setenv(C.ENV_MODULES, __name__)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    monkeypatch.setattr(P, "BUNDLES_DIR", tmp_path / "bundles")
+    monkeypatch.chdir(REPO)
+    monkeypatch.setitem(P.WORK, TWIN, P.Work(lambda c: ("run", {"iter": float(c["iters"])})))
+    exp = _cpu_shards(root)
+    assert P.main(["cells", "--budget", "5", "--only", TWIN]) == 0
+    bundle, = (tmp_path / "bundles").glob("*.tar.gz")
+    report = import_bundle(bundle, root=empty)
+    paper = exp.cells("paper", 0)
+    assert len(report.installed) == 3 and not report.refused
+    runs = [json.loads(C.shard_path(empty, TWIN, "paper", c.cell_id).read_text())["run"]
+            for c in paper]
+    assert [("adopted_from" in r) for r in runs] == [True, True, False]
+    manifest = json.loads(read_archive(bundle)[MANIFEST])
+    assert "adopted_seconds" in manifest and len(manifest["shards"]) == 3
