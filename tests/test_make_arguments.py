@@ -172,6 +172,18 @@ def test_a_bundle_path_is_one_shell_word_whatever_its_quotes(bundle):
     assert shlex.split(line)[-2:] == ["--", bundle]
 
 
+def test_only_and_cells_reach_export_results_one_word_each():
+    done = _make("-n", "-s", "export-results", "SCALE=paper", "ONLY=ptgan_var_noise",
+                 "CELLS=fig8-*-rep-1 it's-*", "BUNDLE=b.tar.gz")
+    assert done.returncode == 0, done.stderr
+    line = next(ln for ln in done.stdout.splitlines() if "cells export" in ln)
+    _shell_ok(line)
+    words = shlex.split(line)
+    assert words[words.index("export"):] == [
+        "export", "--scale", "paper", "--seed", "0", "--out=b.tar.gz",
+        "--experiment=ptgan_var_noise", "--cell=fig8-*-rep-1", "--cell=it's-*"]
+
+
 @pytest.mark.parametrize("seeds, message", [
     ("0 00", "error: SEEDS=\"0 00\" names root seed 0 twice ('00'); give each seed once"),
     ("1 2 01", "names root seed 1 twice ('01')"),
