@@ -7,6 +7,14 @@ the two interleaved within each round (load hits both alike) and each the minimu
 the throughput ratio is (time of 5 separate runs) / (time of the stacked run), the issue's
 target being 3.
 
+**The floor of the stacked iteration**: the floating-point operations of its matrix products
+(``torch.utils.flop_counter``: the batched products of the 5 stacked replicas, forward and
+backward) at this core's single-precision matrix rate (a 1024 x 1024 product, one thread) are a
+time no implementation of the same arithmetic goes below; printed beside the measured stacked
+and separate iterations, with the throughput ratio that floor would allow (5 separate
+iterations over the floor). Where that bound is below 3, the target cannot be met on this core
+by removing overhead alone.
+
 **Epoch time in K** for K = 2 and 4 sources, n = 50,000 rows per source, d = 20 columns.
 
 One epoch is ceil(n / B) = 782 iterations of Algorithm B's inner loop (batch 64, Appendix C
@@ -26,6 +34,8 @@ import platform
 import statistics
 import time
 from pathlib import Path
+
+import torch
 
 from fusionlib.fusion.complexity import time_iterations
 from fusionlib.fusion.mixture.data import mixture_sources
@@ -65,6 +75,59 @@ def stacked_against_separate(rounds: int, epochs: int, replicas: int = 5) -> dic
             "throughput_ratio": best["separate"] / best["stacked"], "target": 3.0}
 
 
+def _peak_gflops(n: int = 1024, repeats: int = 5) -> float:
+    """Single-precision matrix-product rate of this core (one thread), GFLOP/s."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    best = math.inf
+    with torch_threads(1):
+        a @ b
+        for _ in range(repeats):
+            start = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best / 1e9
+
+
+def iteration_floor(replicas: int = 5, iters: int = 100, rounds: int = 3) -> dict:
+    """One stacked iteration (R replicas) and one separate iteration, measured, and the
+    stacked iteration's matrix-product floor at this core's peak rate."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fusionlib.rng import torch_generator
+
+    sources, _ = mixture_sources(4_000, 0)
+    seeds = [(0, "rep", r) for r in range(replicas)]
+    with torch_threads(1):
+        stacked = StackedFusionGAN(seeds, 1).fit(sources)
+        step, data = stacked.step_, stacked.data_
+        rngs = [torch_generator(s, "train") for s in range(replicas)]
+        opts = step.optimizers()
+        one = FusionGAN(1, seed=seeds[0]).fit(sources)
+        *_, xs, weights = one._prepare(sources)
+        sep_batch = one.trainer_.step.prepare(
+            tuple(v for n in one.sources_ for v in (xs[n], weights[n])), "cpu")
+        best = {"stacked": math.inf, "separate": math.inf}
+        for r in range(rounds):
+            for name in (("stacked", "separate") if r % 2 == 0 else ("separate", "stacked")):
+                t0 = time.perf_counter()
+                for _ in range(iters):
+                    if name == "stacked":
+                        step.iteration(data, rngs, opts)
+                    else:
+                        one.trainer_._one(sep_batch)
+                best[name] = min(best[name], (time.perf_counter() - t0) / iters)
+        with FlopCounterMode(display=False) as counter:
+            step.iteration(data, rngs, opts)
+    peak = _peak_gflops()
+    floor_s = counter.get_total_flops() / peak / 1e9
+    return {"replicas": replicas, "gflop_per_stacked_iteration": counter.get_total_flops() / 1e9,
+            "peak_gflops_1_thread": peak, "stacked_ms": 1e3 * best["stacked"],
+            "separate_ms": 1e3 * best["separate"], "floor_ms": 1e3 * floor_s,
+            "stacked_over_floor": best["stacked"] / floor_s,
+            "throughput_ratio_per_iteration": replicas * best["separate"] / best["stacked"],
+            "throughput_ratio_at_floor": replicas * best["separate"] / floor_s}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
@@ -75,6 +138,15 @@ def main() -> None:
     print(f"5 seeds stacked: {stack['stacked_s']:.2f} s, 5 separate runs: "
           f"{stack['separate_s']:.2f} s ({stack['iterations']} iterations each): throughput "
           f"ratio {stack['throughput_ratio']:.2f} (target 3)")
+    floor = iteration_floor()
+    stack["iteration_floor"] = floor
+    print(f"one iteration: stacked x5 {floor['stacked_ms']:.2f} ms, separate "
+          f"{floor['separate_ms']:.2f} ms (ratio {floor['throughput_ratio_per_iteration']:.2f}); "
+          f"floor of the stacked iteration {floor['floor_ms']:.2f} ms "
+          f"({floor['gflop_per_stacked_iteration']:.3f} GFLOP at "
+          f"{floor['peak_gflops_1_thread']:.0f} GFLOP/s): stacked = "
+          f"{floor['stacked_over_floor']:.2f} x floor; the floor allows a ratio of at most "
+          f"{floor['throughput_ratio_at_floor']:.2f}")
     per_iter: dict[int, list[float]] = {2: [], 4: []}
     ratios = []
     for r in range(args.rounds):
