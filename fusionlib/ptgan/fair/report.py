@@ -10,10 +10,14 @@
 * :func:`equivalence_margins`: half the smallest gap between FairPTGAN and its nearest
   competitor in the paper's table, per (dataset, classifier): a smaller difference would change
   none of the paper's orderings.
+* :func:`present_paper_scores`: a data set's scores at the paper scale when every one of its
+  paper cells is present (computed here or installed from a bundle; nothing is computed), for a
+  cpu chapter to decide that data set's rows of Tables 4 and 12 at the paper's protocol.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -24,9 +28,13 @@ from fusionlib.compendium.verdicts import Estimate
 from fusionlib.ptgan.fair.evaluation import CLASSIFIERS, smallest_sp, smallest_sp_table
 from fusionlib.rng import numpy_rng
 
-__all__ = ["BASELINES", "by_level", "equivalence_margins", "fair_reductions",
-           "lowest_gap_estimate", "our_table", "register_smallest_sp", "shown",
-           "statistic_estimate"]
+__all__ = ["BASELINES", "SCORE_COLUMNS", "by_level", "equivalence_margins", "fair_reductions",
+           "lowest_gap_estimate", "our_table", "present_paper_scores", "register_smallest_sp",
+           "shown", "statistic_estimate"]
+
+#: the columns of the per-set scores (``fair_scores`` and :func:`present_paper_scores`)
+SCORE_COLUMNS: tuple[str, ...] = ("dataset", "rep", "method", "set", "level", "classifier",
+                                  "auc", "sp", "positive_rate")
 
 #: the paper's competitors of FairPTGAN in Tables 4 and 12
 BASELINES: tuple[str, ...] = ("FairWGANGP", "GeoRepair")
@@ -148,17 +156,50 @@ def our_table(scores: pd.DataFrame, name: str, thresholds: Mapping[str, float],
     return merged
 
 
+def present_paper_scores(dataset: str, seed: int = 0, *,
+                         root: str | os.PathLike[str] | None = None
+                         ) -> tuple[pd.DataFrame | None, int, int]:
+    """``(scores, present, total)``: the per-set scores of ``dataset``'s paper-scale cells (both
+    methods, every block of repetitions) when all ``total`` have a current shard, else None;
+    ``present`` counts those that do. Nothing is computed; a provisional shard (a data set
+    whose file was absent) does not count."""
+    from fusionlib.compendium.cells import code_key, get_experiment, load_shard, shard_path
+    from fusionlib.compendium.cells.store import resolve_root
+
+    exp = get_experiment("fairptgan")
+    key, folder = code_key(exp), resolve_root(root)
+    cells = [c for c in exp.cells("paper", seed) if c.config["dataset"] == dataset]
+    frames = []
+    for cell in cells:
+        shard = load_shard(shard_path(folder, exp.name, "paper", cell.cell_id), key, cell)
+        if shard is not None and not shard.provisional:
+            frames.append(shard.rows[shard.rows["status"] == "run"])
+    if not cells or len(frames) < len(cells):
+        return None, len(frames), len(cells)
+    scores = pd.concat(frames, ignore_index=True).reindex(columns=list(SCORE_COLUMNS))
+    return scores, len(frames), len(cells)
+
+
+def _per_dataset(value: object, dataset: str) -> object:
+    return value.get(dataset) if isinstance(value, Mapping) else value
+
+
 def register_smallest_sp(run, name: str, tag: str, table: pd.DataFrame, scores: pd.DataFrame,
-                         *, reduced: str | None, not_run_reason: str, seed: int,
-                         classifiers: Sequence[str] = CLASSIFIERS) -> pd.DataFrame:
+                         *, reduced: str | None | Mapping[str, str | None],
+                         not_run_reason: str, seed: int,
+                         classifiers: Sequence[str] = CLASSIFIERS,
+                         scales: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Register the paper's mean and sd of every (dataset, method, classifier) of ``table``
     (:func:`our_table`) as claims ``001-<tag>-<dataset>-<method>-<classifier>-<mean|sd>``.
 
     A dataset absent from ``scores`` is "not run" (``not_run_reason``); ``reduced`` (the
-    protocol's departures at this scale) or fewer than 10 sets above the threshold make a claim
-    "not comparable"; otherwise ours is :func:`statistic_estimate` (bootstrap over runs, seeded
-    by ``seed``) under the margin of :func:`equivalence_margins`. Our variants are skipped.
-    Returns one row per claim with its verdict.
+    protocol's departures at this scale; one reason, or one per dataset) or fewer than 10 sets
+    above the threshold make a claim "not comparable"; otherwise ours is
+    :func:`statistic_estimate` (bootstrap over runs, seeded by ``seed``) under the margin of
+    :func:`equivalence_margins`. ``scales``: dataset -> the scale its rows of ``scores`` were
+    computed at, when not the chapter's (a cpu chapter reading the paper scale's cells); its
+    claims are labelled with it. Our variants are skipped. Returns one row per claim with its
+    verdict.
     """
     verdicts = []
     margins = equivalence_margins(paper_table("001", name), classifiers)
@@ -183,12 +224,13 @@ def register_smallest_sp(run, name: str, tag: str, table: pd.DataFrame, scores: 
                 few = (None if n and np.isfinite(n) and n >= 10 else
                        f"only {0 if not np.isfinite(n) else int(n)} synthetic sets reach "
                        f"AUC >= {thr} (best {best:.3f}); the statistic selects 10")
-                why_nc = "; ".join(x for x in (reduced, few) if x) or None
+                why_nc = "; ".join(x for x in (_per_dataset(reduced, ds), few) if x) or None
                 ours = (r[f"{clf}{suffix} ours"] if why_nc else
                         statistic_estimate(scores, ds, r["method"], clf, thr, which=stat,
                                            seed=seed))
                 c = run.claim(cid, "001", name, what, paper_v, ours, kind="result",
-                              tolerance=round(margins[(ds, clf)], 4), not_comparable=why_nc)
+                              tolerance=round(margins[(ds, clf)], 4), not_comparable=why_nc,
+                              scale=(scales or {}).get(ds))
                 verdicts.append({"dataset": ds, "method": r["method"], "classifier": clf,
                                  "stat": stat, "verdict": c.verdict})
     return pd.DataFrame(verdicts)

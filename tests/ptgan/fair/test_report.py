@@ -116,3 +116,53 @@ def test_our_table_and_its_claims(tmp_path):
     row = run2.claims.set_index("claim_id").loc["001-T4-adult-FairPTGAN-RF-mean"]
     assert row["verdict"] == "not comparable"
     assert "short" in row["reason"] and "only 5 synthetic sets reach AUC >= 0.85" in row["reason"]
+
+
+def test_paper_scores_are_read_only_when_every_adult_cell_is_present(tmp_path):
+    """present_paper_scores reads the paper scale's Adult cells from the shard folder (nothing
+    computed): None until all are there, a provisional shard not counted; then a cpu chapter's
+    Adult claims are decided from them, labelled with scale paper, while the cpu scale's own
+    reduction still makes the others "not comparable"."""
+    from fusionlib.compendium import cells as C
+    from fusionlib.ptgan.fair.cells import FAIR
+    from fusionlib.ptgan.fair.report import present_paper_scores
+
+    key = C.code_key(FAIR)
+    adult = [c for c in FAIR.cells("paper", 0) if c.config["dataset"] == "adult"]
+    assert len(adult) == 4  # 2 methods x 2 blocks of 5 repetitions
+    scores = _three_classifiers(10, 20)
+    names = {"fairptgan": ("FairPTGAN", "GeoRepair"), "fairwgangp": ("FairWGANGP",)}
+
+    def write(cell, provisional=False):
+        reps = cell.config["reps"]
+        rows = scores[scores.method.isin(names[cell.config["method"]])
+                      & scores.rep.isin(reps)].assign(status="run", reason="", seed=0)
+        path = C.shard_path(tmp_path, "fairptgan", "paper", cell.cell_id)
+        C.write_shard(path, cell, C.Shard(rows, provisional=provisional), key, scale="paper",
+                      seconds=1.0)
+
+    assert present_paper_scores("adult", 0, root=tmp_path) == (None, 0, 4)
+    for cell in adult[:3]:
+        write(cell)
+    write(adult[3], provisional=True)  # e.g. written while the data file was absent
+    assert present_paper_scores("adult", 0, root=tmp_path)[1:] == (3, 4)
+    write(adult[3])
+    got, present, total = present_paper_scores("adult", 0, root=tmp_path)
+    assert (present, total) == (4, 4) and sorted(got.rep.unique()) == list(range(10))
+    assert len(got) == len(scores)
+    # planted fault: a shard of other code (another key) is not read
+    stale = C.shard_path(tmp_path, "fairptgan", "paper", adult[0].cell_id)
+    C.write_shard(stale, adult[0], C.Shard(scores.head(3)), "0" * 64, scale="paper")
+    with pytest.warns(Warning):
+        assert present_paper_scores("adult", 0, root=tmp_path)[0] is None
+
+    table = our_table(got, "Table 4", {"adult": 0.85, "law_school": 0.65})
+    run = Run("fairptgan", scale="cpu", seed=0, results_dir=tmp_path / "run")
+    register_smallest_sp(run, "Table 4", "T4", table, got,
+                         reduced={"adult": None, "law_school": "cpu protocol"},
+                         not_run_reason="no law school data", seed=0,
+                         scales={"adult": "paper"})
+    claims = run.claims.set_index("claim_id")
+    row = claims.loc["001-T4-adult-FairPTGAN-RF-mean"]
+    assert row["scale"] == "paper" and row["verdict"] not in ("not comparable", "not run")
+    assert claims.loc["001-T4-law_school-FairPTGAN-RF-mean", "verdict"] == "not run"
