@@ -546,7 +546,12 @@ def shard_point(path: str | os.PathLike[str], *, machine: str | None = None) -> 
     device = "cuda" if str(run.get("device", "")).startswith("cuda") else "cpu"
     if device == "cpu" and run.get("machine") != (machine or _this_machine()):
         return None
-    share = WORK[exp].done(config, result.get("figures") or {})
+    # the figures as the cell returned them: its timing figures are kept in the run part
+    figures = {**(result.get("figures") or {}),
+               **((run.get("timing") or {}).get("figures") or {})}
+    share = WORK[exp].done(config, figures)
+    if share <= 0:  # resumed from its last checkpoint: its seconds measured no training
+        return None
     kind, units = got
     return Point(exp, kind, {k: v * share for k, v in units.items()}, float(seconds), device,
                  f"shard: {result.get('scale')} on {run.get('machine')}")

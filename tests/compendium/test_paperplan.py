@@ -122,6 +122,36 @@ def test_a_resumed_tabular_run_counts_only_what_it_trained():
         "curves", {"iter": 57_000.0, "member_iter": 570_000.0, "eval": 500.0})
 
 
+def test_a_resumed_fair_run_counts_only_what_it_trained():
+    cfg = {"method": "fairwgangp", "reps": [0, 1, 2, 3, 4], "rep_seeds": [1, 2, 3, 4, 5],
+           "n_iter": 100_000, "n_sets": 20, "n_rows": 1000}
+    # FairWGANGP trains 150,000 iterations: resumed at 60,000 it trained 60 % of them
+    assert P.WORK["fairptgan"].done(cfg, {"timing": {"resumed_at": 60_000}}) == \
+        pytest.approx(0.6)
+    assert P.WORK["fairptgan"].checkpoint(cfg) == pytest.approx(1_000 / 150_000)
+    assert P.work_units("fairptgan", cfg) == (
+        "fairwgangp", {"iter": 100_000.0, "member_iter": 500_000.0, "sets": 100.0})
+    assert P.WORK["fairptgan"].checkpoint({**cfg, "n_iter": 1_500}) is None
+    more = P.WORK["fairptgan"].stretch["member_iter"](cfg)
+    assert len(more["reps"]) == len(more["rep_seeds"]) == 20 and len(set(more["reps"])) == 20
+
+
+def test_a_run_resumed_from_its_last_checkpoint_is_no_rate_point(tmp_path):
+    cell = next(c for c in C.get_experiment("fairptgan").cells("paper", 0)
+                if c.config["method"] == "fairwgangp")
+    total = cell.config["n_iter"] * 3 // 2  # T, then T / 2 with the penalty
+    shard = C.Shard(pd.DataFrame({"x": [1]}),
+                    {"timing": {"resumed_at": total, "train_s": 1.0}})
+    path = C.write_shard(tmp_path / "s.shard.json", cell, shard,
+                         C.code_key("fairptgan"), scale="paper", seconds=30.0)
+    assert P.shard_point(path) is None
+    half = C.Shard(pd.DataFrame({"x": [1]}), {"timing": {"resumed_at": total // 2}})
+    path = C.write_shard(tmp_path / "h.shard.json", cell, half, C.code_key("fairptgan"),
+                         scale="paper", seconds=30.0)
+    point = P.shard_point(path)  # half the iterations trained: half the work
+    assert point is not None and point.units["iter"] == pytest.approx(50_000.0)
+
+
 def test_the_committed_calibration_is_readable():
     rates = P.load_rates()
     if not rates:
