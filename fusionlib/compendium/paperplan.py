@@ -70,8 +70,8 @@ cells in the order of :func:`gpu_value_key` (one repetition of PT+CP and of its 
 the paper's Table 1 on CIFAR-10 with ND at 100k iterations first; more repetitions of that
 comparison, the other discrepancies, Tables 8, 7 and 2; the Fashion-MNIST proxies last). A cell is
 started when its estimate fits the minutes left, or, where the experiment checkpoints
-(``ptgan_tabular``, ``ptgan_images_paper``), when one checkpoint interval fits: it is then stopped
-at the end of the budget and the next run resumes it.
+(``ptgan_tabular``, ``fairptgan``, ``ptgan_images_paper``), when one checkpoint interval fits: it
+is then stopped at the end of the budget and the next run resumes it.
 """
 
 from __future__ import annotations
@@ -355,6 +355,18 @@ def _images_paper_progress(c: dict, files: list[Path]) -> float:
     return 0.0
 
 
+def _fair_progress(c: dict, files: list[Path]) -> float:
+    for f in files:
+        try:
+            import torch
+
+            at = torch.load(f, map_location="cpu", weights_only=True)["iteration"]
+            return min(1.0, int(at) / _fair_iterations(c))
+        except Exception:  # unreadable: the trainer decides; assume none
+            return 0.0
+    return 0.0
+
+
 def _tabular_progress(c: dict, files: list[Path]) -> float:
     for f in files:
         if f.name.endswith(".rows.json"):
@@ -387,6 +399,7 @@ WORK: dict[str, Work] = {
     "fairptgan": Work(_fair_units, {"iter": lambda c: _times(c, "n_iter", 20),
                                     "member_iter": _more_reps,
                                     "sets": lambda c: _times(c, "n_sets", 4)},
+                      # fusionlib.ptgan.fair.cells.CHECKPOINT_EVERY = 1,000 iterations
                       checkpoint=lambda c: (1_000 / _fair_iterations(c)
                                             if c["n_iter"] >= 2_000 else None),
                       done=_fair_done),
@@ -413,7 +426,8 @@ WORK: dict[str, Work] = {
 }
 #: how far a checkpoint on disk has come, per experiment that checkpoints
 _PROGRESS: dict[str, Callable[[dict, list[Path]], float]] = {
-    "ptgan_tabular": _tabular_progress, "ptgan_images_paper": _images_paper_progress}
+    "ptgan_tabular": _tabular_progress, "ptgan_images_paper": _images_paper_progress,
+    "fairptgan": _fair_progress}
 #: experiments whose paper-scale cells need a GPU, and why (any other cell needs one when its
 #: configuration names ``device: cuda``; ``auto`` runs on the CPU when there is no GPU)
 GPU_EXPERIMENTS: dict[str, str] = {
@@ -704,8 +718,8 @@ def missing_data(name: str | None) -> str | None:
 
 def _checkpoint_files(root: Path, experiment: str, cell_id: str, key: str) -> list[Path]:
     folder = root / "checkpoints"
-    if experiment == "ptgan_tabular":  # named with the code key: other code never resumes
-        stem = f"{cell_id}-{key[:12]}.pt"
+    if experiment in ("ptgan_tabular", "fairptgan"):  # named with the code key: other code
+        stem = f"{cell_id}-{key[:12]}.pt"                # never resumes
         return [p for p in (folder / stem, folder / f"{stem}.rows.json") if p.is_file()]
     return [p for p in (folder / f"{cell_id}.pt",) if p.is_file()]
 

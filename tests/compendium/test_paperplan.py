@@ -136,6 +136,24 @@ def test_a_resumed_fair_run_counts_only_what_it_trained():
     assert len(more["reps"]) == len(more["rep_seeds"]) == 20 and len(set(more["reps"])) == 20
 
 
+def test_the_plan_finds_a_fair_cells_checkpoint_and_how_far_it_came(tmp_path):
+    import torch
+
+    exp = C.get_experiment("fairptgan")
+    cell = next(c for c in exp.cells("paper", 0) if c.config["method"] == "fairwgangp")
+    key = C.code_key(exp)
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    assert P._checkpoint_files(tmp_path, "fairptgan", cell.cell_id, key) == []
+    path = folder / f"{cell.cell_id}-{key[:12]}.pt"
+    torch.save({"iteration": 75_000}, path)
+    files = P._checkpoint_files(tmp_path, "fairptgan", cell.cell_id, key)
+    assert files == [path]
+    assert P._PROGRESS["fairptgan"](cell.config, files) == pytest.approx(0.5)  # of 150,000
+    # a checkpoint of other code (another key in its name) is not this cell's
+    assert P._checkpoint_files(tmp_path, "fairptgan", cell.cell_id, "f" * 64) == []
+
+
 def test_a_run_resumed_from_its_last_checkpoint_is_no_rate_point(tmp_path):
     cell = next(c for c in C.get_experiment("fairptgan").cells("paper", 0)
                 if c.config["method"] == "fairwgangp")

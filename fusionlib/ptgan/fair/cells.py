@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fusionlib.compendium.cells import Cell, Experiment, Shard, register, results
@@ -29,8 +30,9 @@ __all__ = ["CHECKPOINT_EVERY", "FAIR", "FAIR_CONFIG", "FAIR_METHODS", "THRESHOLD
 
 #: the settings per scale. paper: Appendix D.3 (T = 100k, batch 200, 10 runs, 20 sets of 1,000
 #: rows per run). cpu: Adult only, a reduced protocol within the book's per-notebook budget.
-#: ``stack``: repetitions trained as one model per cell (a choice of cost, not of result: a
-#: repetition's numbers are those of its separate run to float rounding)
+#: ``stack``: repetitions trained as one model per cell (a choice of cost: a repetition's
+#: numbers are statistically those of its separate run, not numerically; rounding differs, see
+#: fusionlib.ptgan.fair.stacked)
 FAIR_CONFIG: dict[str, dict[str, Any]] = {
     "smoke": dict(datasets=["adult"], n_seeds=2, stack=2, n_iter=10, n_sets=5, n_rows=200,
                   n_test=500, batch_size=200),
@@ -78,10 +80,15 @@ def _grid(scale: str, seed: int) -> list[Cell]:
 def _compute(cell: Cell) -> Shard:
     """Train one stacked model and score its synthetic sets (pure function of the cell on CPU)."""
     from fusionlib.compendium.cells import code_key, default_root
-    from fusionlib.errors import DataIntegrityError, DataUnavailableError
+    from fusionlib.errors import DataIntegrityError, DataUnavailableError, InvalidInputError
     from fusionlib.ptgan.fair.runs import fair_table, run_fair
 
     cfg = cell.config
+    reps, rep_seeds = list(cfg.get("reps") or []), list(cfg.get("rep_seeds") or [])
+    if not reps or len(reps) != len(rep_seeds):
+        raise InvalidInputError(
+            f"cell {cell.label!r}: reps {reps} and rep_seeds {rep_seeds} must be non-empty lists "
+            "of equal length (one seed per repetition); build cells with the grid")
     device = cfg["device"]
     if device == "auto":
         import torch
@@ -93,7 +100,7 @@ def _compute(cell: Cell) -> Shard:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         rows = [{"dataset": cfg["dataset"], "rep": rep, "seed": s, "method": cfg["method"],
                  "status": "not run", "reason": reason}
-                for rep, s in zip(cfg["reps"], cfg["rep_seeds"], strict=True)]
+                for rep, s in zip(reps, rep_seeds, strict=True)]
         return Shard(pd.DataFrame(rows), meta={"device": device}, provisional=True)
     checkpoint, every = None, 0
     if cfg["n_iter"] >= 2 * CHECKPOINT_EVERY:
@@ -103,16 +110,23 @@ def _compute(cell: Cell) -> Shard:
         folder.mkdir(parents=True, exist_ok=True)
         checkpoint = str(folder / f"{cell.cell_id}-{code_key(FAIR)[:12]}.pt")
         every = CHECKPOINT_EVERY
-    rows, timing = run_fair(cfg["method"], table, seeds=list(cfg["rep_seeds"]),
+    rows, timing = run_fair(cfg["method"], table, seeds=rep_seeds,
                             n_iter=cfg["n_iter"], n_sets=cfg["n_sets"], n_rows=cfg["n_rows"],
                             n_test=cfg["n_test"], batch_size=cfg["batch_size"], device=device,
                             checkpoint=checkpoint, checkpoint_every=every)
-    idx = rows.pop("rep_index").to_numpy()
-    rows.insert(0, "seed", [cfg["rep_seeds"][i] for i in idx])
-    rows.insert(0, "rep", [cfg["reps"][i] for i in idx])
+    idx = rows.pop("rep_index").to_numpy(dtype=int) if len(rows) else np.zeros(0, int)
+    rows.insert(0, "seed", [rep_seeds[i] for i in idx])
+    rows.insert(0, "rep", [reps[i] for i in idx])
     rows.insert(0, "dataset", cfg["dataset"])
     rows["status"], rows["reason"] = "run", ""
-    timing["reps"] = list(cfg["reps"])
+    # a repetition whose loss turned non-finite is not scored: one "not run" row says so
+    lost = [{"dataset": cfg["dataset"], "rep": reps[i], "seed": rep_seeds[i],
+             "method": cfg["method"], "status": "not run",
+             "reason": f"training diverged (non-finite loss) at iteration {it}"}
+            for i, it in timing["diverged"].items()]
+    if lost:
+        rows = pd.concat([rows, pd.DataFrame(lost)], ignore_index=True)
+    timing["reps"] = reps
     return Shard(rows, {"timing": timing}, meta={"device": device})
 
 

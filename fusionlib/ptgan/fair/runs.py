@@ -157,14 +157,15 @@ class _Draws:
 
     def __init__(self, model, seeds: list, n_rows: int) -> None:
         self.model, self.seeds, self.n_rows = model, seeds, n_rows
-        self._cache: dict[tuple, list[pd.DataFrame]] = {}
+        self._cache: dict[tuple, np.ndarray] = {}
 
     def __call__(self, r: int, stream: str, k: int, alpha: float) -> pd.DataFrame:
         key = (stream, k, alpha)
         if key not in self._cache:
-            self._cache[key] = self.model.sample(
+            self._cache[key] = self.model.sample_encoded(
                 self.n_rows, [child(s, stream, k) for s in self.seeds], alpha=alpha)
-        return self._cache[key][r]
+        # decoded one repetition at a time: a diverged repetition's draws are never decoded
+        return self.model.encoder_.inverse_transform(self._cache[key][r])
 
 
 def run_fair(method: str, table: FairTable, *, seeds: list, n_iter: int, n_sets: int,
@@ -175,17 +176,22 @@ def run_fair(method: str, table: FairTable, *, seeds: list, n_iter: int, n_sets:
     stacked model (:class:`~fusionlib.ptgan.fair.stacked.StackedFairGAN`), each repetition on
     its own 90/10 split, and score each repetition's sets on its own test rows.
 
-    The encoding is fitted on the whole table (every repetition shares it; a separate run
-    fitted on its training rows alone would clip a test value outside their range). A
-    ``fairptgan`` repetition also scores ``n_rows`` real training rows (method "Real data"), the
-    reference a synthetic set of the same size is measured against.
+    The generator's encoding is fitted on the whole table: the stacked model trains every
+    repetition on one encoded matrix (its rows selected per repetition), so the repetitions
+    share one encoding; a separate run fits it on its training rows (on Adult the two are the
+    same: the training rows hold every category and both ends of every range). A ``fairptgan``
+    repetition also scores ``n_rows`` real training rows (method "Real data"), the reference a
+    synthetic set of the same size is measured against. A repetition whose loss turned
+    non-finite (the others train on) is not scored: ``timing["diverged"]`` names it with the
+    iteration.
 
     Returns the per-set scores (rep_index: position in ``seeds``; method, set, level,
     classifier, auc, sp, positive_rate) and timings ``{"train_s", "eval_s", "n_train",
-    "n_test", "n_reps", "resumed_at"}`` (resumed_at: the iteration of the checkpoint the run
-    resumed from, 0: none). ``n_test`` caps the test rows (smoke runs); None keeps the whole
-    10 % split. ``checkpoint``: resume from and save to this file every ``checkpoint_every``
-    iterations (removed once the run is scored).
+    "n_test", "n_reps", "resumed_at", "diverged"}`` (resumed_at: the iteration of the
+    checkpoint the run resumed from, 0: none; diverged: repetition index -> iteration).
+    ``n_test`` caps the test rows (smoke runs); None keeps the whole 10 % split.
+    ``checkpoint``: resume from and save to this file every ``checkpoint_every`` iterations
+    (removed once the run is scored).
     """
     from fusionlib.ptgan.fair.stacked import StackedFairGAN, checkpoint_iteration
 
@@ -217,8 +223,11 @@ def run_fair(method: str, table: FairTable, *, seeds: list, n_iter: int, n_sets:
         model.fit(frame, rows=rows)
     t1 = time.perf_counter()
     draws = _Draws(model, list(seeds), n_rows)
+    diverged = model.diverged_
     out = []
     for r, (seed, scorer) in enumerate(zip(seeds, scorers, strict=True)):
+        if r in diverged:
+            continue
         if method == "fairptgan":
             part = _fairptgan_sets(lambda stream, k, a, r=r: draws(r, stream, k, a), scorer,
                                    n_sets)
@@ -237,7 +246,8 @@ def run_fair(method: str, table: FairTable, *, seeds: list, n_iter: int, n_sets:
         out += [{**row, "rep_index": r} for row in part]
     timing = {"train_s": t1 - t0, "eval_s": time.perf_counter() - t1,
               "n_train": int(rows.shape[1]), "n_test": len(tests[0]), "n_reps": len(seeds),
-              "resumed_at": resumed_at}
+              "resumed_at": resumed_at, "diverged": {int(r): int(it) for r, it in
+                                                      sorted(diverged.items())}}
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     return pd.DataFrame(out), timing

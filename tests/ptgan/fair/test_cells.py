@@ -1,7 +1,9 @@
 """The fair generation runs and their cells (tiny settings on Adult)."""
 
 import numpy as np
+import pandas as pd
 import pytest
+import torch
 
 from fusionlib.compendium.cells import Cell
 from fusionlib.data import dataset_states
@@ -73,6 +75,11 @@ def test_run_fair_is_deterministic_and_scores_every_set():
     assert timing["n_reps"] == 2 and set(both["rep_index"]) == {0, 1}
     first = both[both["rep_index"] == 0].reset_index(drop=True)
     np.testing.assert_allclose(first["auc"], a["auc"], atol=0.02)
+    # ... and so is the second (its own seed, split, sets and test rows)
+    second = both[both["rep_index"] == 1].drop(columns="rep_index").reset_index(drop=True)
+    np.testing.assert_allclose(second["auc"], c["auc"], atol=0.02)
+    np.testing.assert_allclose(second["sp"], c["sp"], atol=0.05)
+    assert not np.allclose(second["auc"], first["auc"])
 
 
 @needs_adult
@@ -81,6 +88,71 @@ def test_fairwgangp_runs_two_phases():
     rows, _ = run_fair("fairwgangp", table, seeds=[0, 1], n_iter=2, n_sets=2, n_rows=100,
                        n_test=300)
     assert set(rows["method"]) == {"FairWGANGP"} and len(rows) == 2 * 6
+
+
+@needs_adult
+def test_a_cell_labels_its_repetitions_and_reports_one_that_diverged(monkeypatch):
+    """The cell's rows carry each repetition's number and seed; a repetition whose loss turns
+    non-finite is reported "not run" (with its iteration) while the others are scored."""
+    from fusionlib.ptgan.fair.stacked import StackedFairGAN
+
+    cfg = dict(method="fairptgan", dataset="adult", reps=[3, 7], rep_seeds=[31, 71],
+               device="cpu", n_iter=2, n_sets=5, n_rows=100, n_test=300, batch_size=200)
+    shard = FAIR.compute(Cell("fairptgan", cfg, 0))
+    rows = shard.rows
+    assert sorted(set(rows["rep"])) == [3, 7] and (rows["status"] == "run").all()
+    assert dict(zip(rows["rep"], rows["seed"], strict=True)) == {3: 31, 7: 71}
+    alone, _ = run_fair("fairptgan", fair_table("adult"), seeds=[71], n_iter=2, n_sets=5,
+                        n_rows=100, n_test=300)
+    np.testing.assert_allclose(rows.loc[rows["rep"] == 7, "auc"], alone["auc"], atol=0.02)
+    assert not np.allclose(rows.loc[rows["rep"] == 3, "auc"], alone["auc"], atol=0.02)
+
+    fit = StackedFairGAN.fit
+
+    def poisoned(self, data, *, rows=None):  # repetition 1's generator turns NaN, then trains on
+        fit(self, data, rows=rows)
+        with torch.no_grad():
+            next(self.step_.generator.parameters())[1].fill_(float("nan"))
+        self.trainer_.fit(self._data, self.n_iter + 1)
+        return self
+
+    monkeypatch.setattr(StackedFairGAN, "fit", poisoned)
+    shard = FAIR.compute(Cell("fairptgan", cfg, 0))
+    ran, lost = shard.rows[shard.rows["status"] == "run"], shard.rows[
+        shard.rows["status"] == "not run"]
+    assert set(ran["rep"]) == {3} and list(lost["rep"]) == [7]
+    assert "diverged (non-finite loss) at iteration 3" in lost["reason"].iloc[0]
+    assert shard.figures["timing"]["diverged"] == {1: 3}
+
+
+def test_a_cell_with_mismatched_repetitions_is_refused_before_training():
+    cfg = dict(method="fairptgan", dataset="adult", reps=[0, 1, 2], rep_seeds=[5, 6],
+               device="cpu", n_iter=1, n_sets=5, n_rows=10, n_test=None, batch_size=200)
+    with pytest.raises(InvalidInputError, match="equal length"):
+        FAIR.compute(Cell("fairptgan", cfg, 0))
+
+
+@needs_adult
+def test_a_run_cut_off_while_scoring_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    from fusionlib.ptgan.fair import runs
+
+    table = fair_table("adult")
+    kw = dict(seeds=[3, 4], n_iter=3, n_sets=5, n_rows=150, n_test=400)
+    whole, _ = run_fair("fairptgan", table, **kw)
+    path = tmp_path / "cell.pt"
+    score = runs._Scorer.score
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs._Scorer, "score", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_fair("fairptgan", table, **kw, checkpoint=str(path), checkpoint_every=1)
+    assert path.is_file()  # kept: training is not lost
+    monkeypatch.setattr(runs._Scorer, "score", score)
+    again, timing = run_fair("fairptgan", table, **kw, checkpoint=str(path), checkpoint_every=1)
+    assert timing["resumed_at"] == 3 and not path.exists()
+    pd.testing.assert_frame_equal(again, whole)
 
 
 def test_bad_settings_raise():

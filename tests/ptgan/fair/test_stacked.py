@@ -128,7 +128,9 @@ def test_fairwgangp_resumes_inside_either_phase(tmp_path):
     frame = _table()
     whole = _stacked("fairwgangp", frame, [5, 6], 6, 9)
     want = whole.sample_encoded(40, [1, 2])
-    for stop in (4, 7):  # a run cut off in the first, then in the second phase
+    # a run cut off in the first phase, exactly at its end (the checkpoint written as the first
+    # phase ends carries no term), and in the second phase
+    for stop in (4, 6, 7):
         path = tmp_path / f"cut-{stop}.pt"
         cut = StackedFairGAN("fairwgangp", sensitive="race", privileged="White", seeds=[5, 6],
                              discrete_columns=DISCRETE, n_iter=6, batch_size=40,
@@ -148,8 +150,39 @@ def test_fairwgangp_resumes_inside_either_phase(tmp_path):
     bare = StackedFairGAN("fairwgangp", sensitive="race", privileged="White", seeds=[5, 6],
                           discrete_columns=DISCRETE, n_iter=6, batch_size=40,
                           checkpoint_path=str(path))
-    with pytest.raises(InvalidInputError, match="past n_iter|different"):
+    with pytest.raises(InvalidInputError, match="different"):
         bare.fit(frame)
+    # planted fault: the same checkpoint resumed with another term (weight 5, not 10) is refused
+    # by its signature
+    other = StackedFairGAN("fairwgangp", sensitive="race", privileged="White", seeds=[5, 6],
+                           discrete_columns=DISCRETE, n_iter=6, batch_size=40,
+                           checkpoint_path=str(path))
+    other._build(frame, None)
+    other.step_.set_generator_term(other.parity_term("label", "1", weight=5.0))
+    with pytest.raises(InvalidInputError, match="different"):
+        other.trainer_.fit(other._data, 9)
+
+
+def test_one_second_phase_iteration_gives_each_repetition_its_own_losses():
+    """Per-repetition losses of one FairWGANGP iteration with the penalty on equal the separate
+    runs' (a term summed over repetitions, a coupling, would change each)."""
+    frame = _table()
+    st = StackedFairGAN("fairwgangp", sensitive="race", privileged="White", seeds=[21, 22],
+                        discrete_columns=DISCRETE, n_iter=1, batch_size=40)
+    st.log_every = 1
+    st.fit_two_phases(frame, rows=None, total=2, target="label", positive="1")
+    assert st.trainer_.checkpoint_every == 0
+    for r, seed in enumerate((21, 22)):
+        sep = TabularPTGAN("gp", "nd", discrete_columns=DISCRETE, n_iter=1,
+                           overrides={"batch_size": 40}, seed=seed, log_every=1).fit(frame)
+        sep.fit_more(2, generator_term=FairnessPenalty("race", "White", "label", "1"))
+        for key in ("g_loss", "d_loss"):
+            assert st.trainer_.history_[-1][key][r] == pytest.approx(
+                sep.trainer_.history_[-1][key], rel=1e-5, abs=1e-7), (r, key)
+    every = StackedFairGAN("fairptgan", sensitive="race", privileged="White", seeds=[1],
+                           discrete_columns=DISCRETE, n_iter=2, batch_size=40,
+                           checkpoint_path=None, checkpoint_every=0)
+    assert every.checkpoint_every == 0
 
 
 def test_bad_input_is_named():
