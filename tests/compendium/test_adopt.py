@@ -196,3 +196,30 @@ def test_paper_cells_adopt_compute_and_export_a_bundle_that_installs_whole(tmp_p
     assert [("adopted_from" in r) for r in runs] == [True, True, False]
     manifest = json.loads(read_archive(bundle)[MANIFEST])
     assert "adopted_seconds" in manifest and len(manifest["shards"]) == 3
+
+
+def test_a_bundle_whose_adopted_shard_names_no_twin_is_refused_that_shard(tmp_path):
+    """adopted_from is checked on import: a shard (hashes consistent, a forged provenance)
+    that claims adoption from a cell that is not its twin here is not installed; its genuine
+    neighbour is."""
+    from fusionlib.compendium.cells.shardfile import canonical_bytes, sha256_of
+
+    root, fresh = tmp_path / "cells", tmp_path / "fresh"
+    exp = _cpu_shards(root)
+    key = C.code_key(exp)
+    cpus, papers = exp.cells("cpu", 0), exp.cells("paper", 0)
+    for i in (0, 1):
+        adopt_shard(C.shard_path(root, TWIN, "cpu", cpus[i].cell_id),
+                    C.shard_path(root, TWIN, "paper", papers[i].cell_id), papers[i], key,
+                    scale="paper")
+    forged = C.shard_path(root, TWIN, "paper", papers[1].cell_id)
+    obj = json.loads(forged.read_text())
+    obj["run"]["adopted_from"]["cell_id"] = cpus[0].cell_id  # twin 0's cell: another seed
+    obj["run_sha256"] = sha256_of(obj["run"])
+    forged.write_text(canonical_bytes(obj).decode("ascii") + "\n")
+    bundle = tmp_path / "b.tar.gz"
+    C.export_bundle("paper", root=root, out=bundle, experiments=[TWIN])
+    report = import_bundle(bundle, root=fresh)
+    assert [p.name for p in report.installed] == [f"{papers[0].cell_id}.shard.json"]
+    (member, why), = report.refused
+    assert papers[1].cell_id in member and "not its twin" in why

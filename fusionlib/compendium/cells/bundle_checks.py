@@ -372,7 +372,30 @@ def check_shard(bundle: Path, entry: dict[str, Any], data: bytes | None, scale: 
                 f"{result['code_key'][:12]}..., here {key[:12]}...)")
     if result.get("provisional"):
         return "provisional (its result depends on something outside the code key)"
+    adopted = (obj.get("run") or {}).get("adopted_from")
+    if adopted is not None and not _is_twin(exp, seed, adopted, mine, cache):
+        return ("adopted from a cell that is not its twin here (adopted_from names "
+                f"{show(str((adopted or {}).get('cell_id')))} at scale "
+                f"{show(str((adopted or {}).get('scale')))}: no cell of this checkout's grid "
+                "that is the same computation)")
     return None
+
+
+def _is_twin(exp: str, seed: int, adopted: object, mine: dict[str, Any],
+             cache: dict[Any, Any]) -> bool:
+    """Whether ``adopted`` (a shard's ``adopted_from``) names a cell of this checkout's grid
+    at a known scale that is the same computation as the cell ``mine``."""
+    from fusionlib.compendium.cells.shardfile import same_computation
+
+    if not isinstance(adopted, dict) or adopted.get("scale") not in SCALES:
+        return False
+    scale = adopted["scale"]
+    if (exp, scale) not in cache:
+        e = get_experiment(exp)
+        cells = e.cells(scale, seed) if scale in e.scales else []
+        cache[(exp, scale)] = {c.cell_id: c for c in cells}
+    twin = cache[(exp, scale)].get(adopted.get("cell_id"))
+    return twin is not None and same_computation(twin.to_dict(), mine)
 
 
 def target_path(root: Path, member: str) -> Path:
