@@ -35,7 +35,7 @@ import statistics
 import time
 from pathlib import Path
 
-import torch
+from _floor import peak_gflops  # benchmarks/_floor.py (the script folder is on sys.path)
 
 from fusionlib.fusion.complexity import time_iterations
 from fusionlib.fusion.mixture.data import mixture_sources
@@ -75,19 +75,6 @@ def stacked_against_separate(rounds: int, epochs: int, replicas: int = 5) -> dic
             "throughput_ratio": best["separate"] / best["stacked"], "target": 3.0}
 
 
-def _peak_gflops(n: int = 1024, repeats: int = 5) -> float:
-    """Single-precision matrix-product rate of this core (one thread), GFLOP/s."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    best = math.inf
-    with torch_threads(1):
-        a @ b
-        for _ in range(repeats):
-            start = time.perf_counter()
-            a @ b
-            best = min(best, time.perf_counter() - start)
-    return 2 * n ** 3 / best / 1e9
-
-
 def iteration_floor(replicas: int = 5, iters: int = 100, rounds: int = 3) -> dict:
     """One stacked iteration (R replicas) and one separate iteration, measured, and the
     stacked iteration's matrix-product floor at this core's peak rate."""
@@ -118,7 +105,7 @@ def iteration_floor(replicas: int = 5, iters: int = 100, rounds: int = 3) -> dic
                 best[name] = min(best[name], (time.perf_counter() - t0) / iters)
         with FlopCounterMode(display=False) as counter:
             step.iteration(data, rngs, opts)
-    peak = _peak_gflops()
+    peak = peak_gflops()
     floor_s = counter.get_total_flops() / peak / 1e9
     return {"replicas": replicas, "gflop_per_stacked_iteration": counter.get_total_flops() / 1e9,
             "peak_gflops_1_thread": peak, "stacked_ms": 1e3 * best["stacked"],

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import torch
+from _floor import peak_gflops  # benchmarks/_floor.py (the script folder is on sys.path)
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from fusionlib.encoding.tabular import TabularEncoder
@@ -179,23 +180,10 @@ def compile_probe(x: torch.Tensor) -> dict:
     return out
 
 
-def _peak_gflops(n: int = 1024, repeats: int = 5) -> float:
-    """Single-precision matrix-product rate of this core (one thread), GFLOP/s."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    best = float("inf")
-    with torch_threads(1):
-        a @ b
-        for _ in range(repeats):
-            start = time.perf_counter()
-            a @ b
-            best = min(best, time.perf_counter() - start)
-    return 2 * n ** 3 / best / 1e9
-
-
 def arithmetic_floor(x: torch.Tensor, separate_ms: dict[str, float] | None = None,
                      rounds: int = 3, iters: int = 10) -> dict:
     """FLOPs of one R = 10 iteration at this core's peak matrix rate, in separate iterations."""
-    peak = _peak_gflops()
+    peak = peak_gflops()
     out = {"peak_gflops_1_thread": peak}
     for method in METHODS:
         trainers = _trainers(x, method)
