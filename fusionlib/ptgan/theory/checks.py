@@ -21,6 +21,11 @@ the verdict module's conventions, and says which way its estimates lean:
   (Proposition 2): every instance decided by the one-sided interval of ``estimate / bound - 1``.
 * :func:`witness_decision` -- Proposition 1's lower bound attained: the witness's value over the
   exact W1 of the two laws, against 1.
+* :func:`runs_decision` -- a sign at every instance (an iteration, a setting), each decided
+  across independent runs (mean and its standard error over the runs, t), not from a
+  within-run standard error; an instance counts as resolved the other way only at the
+  Bonferroni level over the instances (a family of many instances otherwise turns one chance
+  resolution into "differs").
 """
 
 from __future__ import annotations
@@ -30,13 +35,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from fusionlib.compendium.verdicts import Decision, Estimate, categorical, compare, direction
+from fusionlib.compendium.verdicts import LEVEL, Decision, Estimate, categorical, compare, direction
 from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.evidence import all_instances
 
 __all__ = ["bracket_decision", "rate_upper_decision", "rate_bracket_decision",
            "construction_rate_decision", "lower_bound_decision", "witness_decision",
-           "held_all", "signs_decision", "with_context"]
+           "held_all", "signs_decision", "runs_decision", "remark3_condition_decision",
+           "EARLY_SHARE", "with_context"]
+
+#: Remark 3's "early training course": the checks in the first quarter of a run's iterations
+#: (a share, so that it means the same at every scale; a parameter of
+#: :func:`remark3_condition_decision`).
+EARLY_SHARE = 0.25
 
 
 def _arr(values) -> np.ndarray:
@@ -162,6 +173,98 @@ def signs_decision(values, ses, labels: Sequence[str], expect: str, what: str) -
     if d.verdict != "reproduced":
         return replace(d, reason=f"{what}: {d.reason}")
     return d
+
+
+def runs_decision(frame, value: str, instance: Sequence[str] | str, run: str, expect: str,
+                  what: str, *, level: float = LEVEL, nonnegative: bool = False) -> Decision:
+    """Every instance of ``frame`` (rows grouped by the ``instance`` columns) has the sign
+    ``expect``, decided across its independent runs (one row per run, the ``run`` column).
+
+    Each instance: :meth:`Estimate.from_sample` of its runs' ``value`` (mean, standard error over
+    the runs, t with n - 1 degrees of freedom), then :func:`direction` at ``level``. A single
+    run gives no spread (inconclusive). Resolved on the expected side at ``level`` counts as
+    reproduced (every instance must be: an intersection-union test needs no correction);
+    resolved on the *other* side counts as differs only when it is so at the Bonferroni level
+    ``1 - (1 - level) / n_instances`` too, else inconclusive with the reason. ``nonnegative``
+    (with ``expect=">0"``): the estimand cannot be below 0 (a squared norm), so an estimate
+    resolved below 0 is noise, never "differs" (inconclusive); a t interval is no guide at the
+    edge of the range either (unbiased estimates of 0 are skewed, bounded below).
+
+    Why not a within-run standard error: an estimator's own standard error can fail where the
+    estimand sits at the edge of its range (the jackknife of an unbiased ``||E d||^2`` near 0,
+    see :func:`fusionlib.ptgan.theory.variance.unbiased_sq_norm`), while independent runs give an
+    honest spread of whatever each run estimates.
+    """
+    if nonnegative and expect != ">0":
+        raise InvalidInputError("nonnegative needs expect='>0'")
+    cols = [instance] if isinstance(instance, str) else list(instance)
+    missing = [c for c in [*cols, run, value] if c not in frame.columns]
+    if missing:
+        raise InvalidInputError(f"{what}: columns {missing} missing; have {list(frame.columns)}")
+    groups = list(frame.groupby(cols, sort=True))
+    if not groups:
+        raise InvalidInputError(f"{what}: no rows to decide on")
+    strict = 1 - (1 - level) / len(groups)
+    decisions, labels, downgraded = [], [], []
+    for key, part in groups:
+        if part[run].duplicated().any():
+            raise InvalidInputError(f"{what}: run {part[run][part[run].duplicated()].iloc[0]} "
+                                    f"appears twice at {key}; one row per run and instance")
+        vals = part[value].to_numpy(dtype=float)
+        vals = vals[np.isfinite(vals)]
+        est = Estimate.from_sample(vals)
+        d = direction(est, expect, level=level)
+        if d.verdict == "differs" and nonnegative:
+            d = replace(d, verdict="inconclusive",
+                        reason=f"{d.reason}; the quantity cannot be below 0: noise, not evidence")
+        elif d.verdict == "differs" and direction(est, expect, level=strict).verdict != "differs":
+            d = replace(d, verdict="inconclusive",
+                        reason=f"{d.reason}; not at the Bonferroni level {strict:.4g} over "
+                        f"{len(groups)} instances")
+        key = key if isinstance(key, tuple) else (key,)
+        labels.append(", ".join(f"{c} {k}" for c, k in zip(cols, key, strict=True)))
+        if d.verdict == "inconclusive" and "Bonferroni" in d.reason:
+            downgraded.append(labels[-1])
+        decisions.append(d)
+    d = all_instances(decisions, labels)
+    if downgraded:
+        d = replace(d, reason=f"{d.reason}; resolved the other way at {level:.0%} but not at "
+                    f"the Bonferroni level {strict:.4g} over {len(groups)} instances: "
+                    f"{', '.join(downgraded)}")
+    if d.verdict != "reproduced":
+        return replace(d, reason=f"{what}: {d.reason}")
+    return d
+
+
+def remark3_condition_decision(frame, *, early_share: float = EARLY_SHARE) -> Decision:
+    """Remark 3: "the divergences at alpha = 1 are *generally* larger than the ones defined on
+    alpha* ~ p_alpha*, e.g., during early training course or mode collapse".
+
+    ``frame``: one row per (``rep``, ``iteration``) check with ``log_ratio`` = log of the tempered
+    distance over the one at alpha = 1. Two parts, both across the independent runs
+    (:func:`runs_decision`), both needed:
+
+    * *generally*: each run's mean ``log_ratio`` over all its checks is below 0;
+    * *during early training*: at every check in the first ``early_share`` of the iterations
+      (``iteration <= early_share * last iteration``) the mean over the runs is below 0.
+
+    A reading "at every check of the run, late ones included" is stricter than the remark (late
+    in a run that has converged the two distances meet, and a ratio near 1 is decided by noise);
+    the chapter prints it beside this rule.
+    """
+    if not 0 < early_share <= 1:
+        raise InvalidInputError(f"early_share must be in (0, 1], got {early_share}")
+    need = {"rep", "iteration", "log_ratio"}
+    if not need <= set(frame.columns):
+        raise InvalidInputError(f"Remark 3 condition: columns {sorted(need)} needed, have "
+                                f"{list(frame.columns)}")
+    per_run = frame.groupby("rep", as_index=False)["log_ratio"].mean()
+    per_run["span"] = "whole run"
+    general = runs_decision(per_run, "log_ratio", "span", "rep", "<0", "generally")
+    last = frame["iteration"].max()
+    early = runs_decision(frame[frame["iteration"] <= early_share * last], "log_ratio",
+                          "iteration", "rep", "<0", f"early training (first {early_share:.0%})")
+    return all_instances([general, early], ["generally", "early training"])
 
 
 def with_context(decision: Decision, context: str) -> Decision:

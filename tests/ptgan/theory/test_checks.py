@@ -72,3 +72,97 @@ def test_signs_and_context():
     assert d.verdict == "inconclusive" and d.reason.startswith("s: ")
     d = checks.with_context(Decision("reproduced", "", "t"), "hypothesis: H")
     assert d.reason == "hypothesis: H" and d.test == "t"
+
+
+def _frame(values, instances=1):
+    import pandas as pd
+
+    return pd.DataFrame([{"rep": r, "it": i, "v": v} for i in range(instances)
+                         for r, v in enumerate(values)])
+
+
+def test_runs_decision_decides_each_instance_across_runs():
+    assert checks.runs_decision(_frame([1.0, 1.2, 0.9, 1.1], 3), "v", "it", "rep", ">0",
+                                "s").verdict == "reproduced"
+    d = checks.runs_decision(_frame([1.0, -1.2, 0.9, -1.1]), "v", "it", "rep", ">0", "s")
+    assert d.verdict == "inconclusive" and d.reason.startswith("s:")
+    assert checks.runs_decision(_frame([-1.0, -1.2, -0.9, -1.1]), "v", "it", "rep", ">0",
+                                "s").verdict == "differs"
+    # one run: no spread across runs, never decided
+    assert checks.runs_decision(_frame([5.0]), "v", "it", "rep", ">0", "s").verdict == \
+        "inconclusive"
+
+
+def test_runs_decision_needs_bonferroni_to_call_one_instance_of_many_differs():
+    import pandas as pd
+
+    good = _frame([1.0, 1.2, 0.9, 1.1], 30)
+    # one instance of 30 leans the other way at 95 % (t, df 3) but not at 1 - 0.05 / 30
+    bad = pd.DataFrame({"rep": range(4), "it": 99, "v": [-0.2, -0.5, -0.1, -0.4]})
+    d = checks.runs_decision(pd.concat([good, bad]), "v", "it", "rep", ">0", "s")
+    assert d.verdict == "inconclusive" and "Bonferroni" in d.reason
+    # alone it is a family of one: differs
+    assert checks.runs_decision(bad, "v", "it", "rep", ">0", "s").verdict == "differs"
+    far = pd.DataFrame({"rep": range(4), "it": 99, "v": [-10.0, -10.1, -9.9, -10.05]})
+    assert checks.runs_decision(pd.concat([good, far]), "v", "it", "rep", ">0",
+                                "s").verdict == "differs"
+
+
+def test_runs_decision_refuses_a_run_twice_and_missing_columns():
+    import pandas as pd
+
+    twice = pd.DataFrame({"rep": [0, 0, 1], "it": 0, "v": [1.0, 1.0, 1.0]})
+    with pytest.raises(InvalidInputError, match="appears twice"):
+        checks.runs_decision(twice, "v", "it", "rep", ">0", "s")
+    with pytest.raises(InvalidInputError, match="missing"):
+        checks.runs_decision(twice, "w", "it", "rep", ">0", "s")
+
+
+def test_the_jackknife_of_a_near_zero_u_statistic_resolves_it_negative_and_runs_do_not():
+    """The planted fault behind Remark 3's bias rule: with no bias at all (mean-zero draws in one
+    direction), the per-check jackknife standard error "resolves" the unbiased estimate of a
+    non-negative number below 0 at many checks (a degenerate U-statistic); across runs, the
+    same estimates never read "differs" as a family."""
+    import pandas as pd
+
+    from fusionlib.ptgan.theory.variance import _jackknife_se, unbiased_sq_norm
+
+    rng = np.random.default_rng(11)
+    rows, wrong = [], 0
+    for check in range(40):
+        for run in range(5):
+            u, loo = unbiased_sq_norm(rng.normal(size=(300, 1)))
+            rows.append({"rep": run, "it": check, "v": u})
+            wrong += checks.signs_decision([u], [_jackknife_se(loo)], ["x"], ">0",
+                                           "s").verdict == "differs"
+    assert wrong >= 20  # of 200 checks (simulated rate about 19 %)
+    frame = pd.DataFrame(rows)
+    d = checks.runs_decision(frame, "v", "it", "rep", ">0", "s", nonnegative=True)
+    assert d.verdict == "inconclusive"
+    # a t interval across runs is no guide at the edge either: without nonnegative, skewed
+    # estimates bounded below by -var/K still read "differs" somewhere in the family
+    assert checks.runs_decision(frame, "v", "it", "rep", ">0", "s").verdict == "differs"
+    with pytest.raises(InvalidInputError, match="nonnegative"):
+        checks.runs_decision(frame, "v", "it", "rep", "<0", "s", nonnegative=True)
+    # a real bias is still found
+    shifted = frame.assign(v=frame.v + 0.05)
+    assert checks.runs_decision(shifted, "v", "it", "rep", ">0", "s",
+                                nonnegative=True).verdict == "reproduced"
+
+
+def test_remark3_condition_needs_both_the_run_means_and_the_early_checks():
+    import pandas as pd
+
+    early_bad = pd.DataFrame([{"rep": r, "iteration": i,
+                               "log_ratio": (0.3 if i == 0 else -0.5) + 0.01 * r}
+                              for r in range(4) for i in range(8)])
+    d = checks.remark3_condition_decision(early_bad)
+    assert d.verdict == "differs" and "early training" in d.reason
+    late_ok = early_bad.assign(log_ratio=np.where(early_bad.iteration < 2, -0.3, 0.05)
+                               + 0.01 * early_bad.rep)
+    assert checks.remark3_condition_decision(late_ok).verdict == "reproduced"
+    # the same numbers read at every check, late ones included: not reproduced
+    assert checks.runs_decision(late_ok, "log_ratio", "iteration", "rep", "<0",
+                                "s").verdict != "reproduced"
+    with pytest.raises(InvalidInputError, match="early_share"):
+        checks.remark3_condition_decision(late_ok, early_share=0)
