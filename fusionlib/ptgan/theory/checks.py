@@ -201,22 +201,30 @@ def runs_decision(frame, value: str, instance: Sequence[str] | str, run: str, ex
     missing = [c for c in [*cols, run, value] if c not in frame.columns]
     if missing:
         raise InvalidInputError(f"{what}: columns {missing} missing; have {list(frame.columns)}")
+    if frame[cols].isna().any().any():
+        raise InvalidInputError(f"{what}: missing values in the instance columns {cols}")
     groups = list(frame.groupby(cols, sort=True))
     if not groups:
         raise InvalidInputError(f"{what}: no rows to decide on")
     strict = 1 - (1 - level) / len(groups)
-    decisions, labels, downgraded = [], [], []
+    decisions, labels, downgraded, dropped = [], [], [], []
     for key, part in groups:
         if part[run].duplicated().any():
             raise InvalidInputError(f"{what}: run {part[run][part[run].duplicated()].iloc[0]} "
                                     f"appears twice at {key}; one row per run and instance")
         vals = part[value].to_numpy(dtype=float)
-        vals = vals[np.isfinite(vals)]
+        finite = np.isfinite(vals)
+        if not finite.all():
+            dropped.append(f"{int((~finite).sum())} of {len(vals)} runs at {key}")
+        vals = vals[finite]
         est = Estimate.from_sample(vals)
         d = direction(est, expect, level=level)
         if d.verdict == "differs" and nonnegative:
+            strong = direction(est, expect, level=strict).verdict == "differs"
             d = replace(d, verdict="inconclusive",
-                        reason=f"{d.reason}; the quantity cannot be below 0: noise, not evidence")
+                        reason=f"{d.reason}; the quantity cannot be below 0: noise, not evidence"
+                        + ("; below 0 even at the Bonferroni level: check the estimator"
+                           if strong else ""))
         elif d.verdict == "differs" and direction(est, expect, level=strict).verdict != "differs":
             d = replace(d, verdict="inconclusive",
                         reason=f"{d.reason}; not at the Bonferroni level {strict:.4g} over "
@@ -227,6 +235,9 @@ def runs_decision(frame, value: str, instance: Sequence[str] | str, run: str, ex
             downgraded.append(labels[-1])
         decisions.append(d)
     d = all_instances(decisions, labels)
+    if dropped:
+        d = replace(d, reason="; ".join(p for p in (d.reason, "non-finite values dropped: "
+                                                    + ", ".join(dropped)) if p))
     if downgraded:
         d = replace(d, reason=f"{d.reason}; resolved the other way at {level:.0%} but not at "
                     f"the Bonferroni level {strict:.4g} over {len(groups)} instances: "
@@ -244,7 +255,9 @@ def remark3_condition_decision(frame, *, early_share: float = EARLY_SHARE) -> De
     distance over the one at alpha = 1. Two parts, both across the independent runs
     (:func:`runs_decision`), both needed:
 
-    * *generally*: each run's mean ``log_ratio`` over all its checks is below 0;
+    * *generally*: each run's median ``log_ratio`` over all its checks is below 0 (the tempered
+      distance the smaller at more than half of the run's checks; a mean would let large early
+      ratios outvote most of the run);
     * *during early training*: at every check in the first ``early_share`` of the iterations
       (``iteration <= early_share * last iteration``) the mean over the runs is below 0.
 
@@ -258,7 +271,10 @@ def remark3_condition_decision(frame, *, early_share: float = EARLY_SHARE) -> De
     if not need <= set(frame.columns):
         raise InvalidInputError(f"Remark 3 condition: columns {sorted(need)} needed, have "
                                 f"{list(frame.columns)}")
-    per_run = frame.groupby("rep", as_index=False)["log_ratio"].mean()
+    if not np.isfinite(frame["log_ratio"].to_numpy(dtype=float)).all():
+        raise InvalidInputError("Remark 3 condition: non-finite log ratios (a distance of 0 or "
+                                "a failed check); drop them and say how many")
+    per_run = frame.groupby("rep", as_index=False)["log_ratio"].median()
     per_run["span"] = "whole run"
     general = runs_decision(per_run, "log_ratio", "span", "rep", "<0", "generally")
     last = frame["iteration"].max()

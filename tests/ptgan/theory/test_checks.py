@@ -116,6 +116,16 @@ def test_runs_decision_refuses_a_run_twice_and_missing_columns():
         checks.runs_decision(twice, "v", "it", "rep", ">0", "s")
     with pytest.raises(InvalidInputError, match="missing"):
         checks.runs_decision(twice, "w", "it", "rep", ">0", "s")
+    with pytest.raises(InvalidInputError, match="missing values"):
+        checks.runs_decision(twice.assign(it=np.nan), "v", "it", "rep", ">0", "s")
+
+
+def test_runs_decision_says_what_it_dropped():
+    import pandas as pd
+
+    f = pd.DataFrame({"rep": range(5), "it": 0, "v": [1.0, 1.1, 0.9, 1.05, np.nan]})
+    d = checks.runs_decision(f, "v", "it", "rep", "<0", "s")
+    assert "1 of 5 runs" in d.reason
 
 
 def test_the_jackknife_of_a_near_zero_u_statistic_resolves_it_negative_and_runs_do_not():
@@ -158,11 +168,21 @@ def test_remark3_condition_needs_both_the_run_means_and_the_early_checks():
                               for r in range(4) for i in range(8)])
     d = checks.remark3_condition_decision(early_bad)
     assert d.verdict == "differs" and "early training" in d.reason
-    late_ok = early_bad.assign(log_ratio=np.where(early_bad.iteration < 2, -0.3, 0.05)
+    # smaller early and at most checks, larger at the last 3 of 8: the remark's reading holds
+    late_ok = early_bad.assign(log_ratio=np.where(early_bad.iteration < 5, -0.3, 0.05)
                                + 0.01 * early_bad.rep)
     assert checks.remark3_condition_decision(late_ok).verdict == "reproduced"
     # the same numbers read at every check, late ones included: not reproduced
     assert checks.runs_decision(late_ok, "log_ratio", "iteration", "rep", "<0",
                                 "s").verdict != "reproduced"
+    # far smaller early but larger at most checks: "generally" fails (a mean over the run's
+    # checks, -1.5 x 3 against +0.3 x 5, would still read reproduced)
+    early_only = early_bad.assign(log_ratio=np.where(early_bad.iteration < 3, -1.5, 0.3)
+                                  + 0.01 * early_bad.rep)
+    d = checks.remark3_condition_decision(early_only)
+    assert d.verdict == "differs" and "generally" in d.reason
+    assert early_only.groupby("rep").log_ratio.mean().lt(0).all()
+    with pytest.raises(InvalidInputError, match="non-finite"):
+        checks.remark3_condition_decision(late_ok.assign(log_ratio=np.inf))
     with pytest.raises(InvalidInputError, match="early_share"):
         checks.remark3_condition_decision(late_ok, early_share=0)
