@@ -1,4 +1,4 @@
-"""The theory and identification chapters read the paper scale's cells at cpu scale where all
+"""The theory, identification and fairness-bounds chapters read the paper scale's cells at cpu scale where all
 are present. Their paper grids are complete in the committed bundles, so this runs each chapter's
 code cells in-process at scale ``cpu`` against a shard folder holding only those bundles: the
 paper branch must run to the end, read (never compute) the cells, say so, and label its claims
@@ -26,6 +26,7 @@ def _install(root: Path, pattern: str) -> int:
 
 @pytest.mark.parametrize("chapter, pattern, n_cells, settings", [
     ("identification.md", "paper-seed0-identification*.tar.gz", 243, set()),
+    ("fairness_bounds.md", "paper-seed0-fairness_bounds*.tar.gz", 3, set()),
     ("ptgan_theory.md", "paper-seed0-ptgan_theory_*.tar.gz", 50,
      {"001-A2-critics", "001-A4-generators"}),
 ])
