@@ -1,5 +1,6 @@
-"""The theory, identification and fairness-bounds chapters read the paper scale's cells at cpu scale where all
-are present. Their paper grids are complete in the committed bundles, so this runs each chapter's
+"""The theory, identification and fairness-bounds chapters read the paper scale's cells at cpu
+scale where all are present. Their paper grids are complete in the committed bundles, so this
+runs each chapter's
 code cells in-process at scale ``cpu`` against a shard folder holding only those bundles: the
 paper branch must run to the end, read (never compute) the cells, say so, and label its claims
 with scale ``paper``. Without the bundles the same chapters take their own-scale branch (that one

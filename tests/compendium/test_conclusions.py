@@ -173,7 +173,7 @@ EXAMPLES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
     "001-K2": ([("001-F1-ptcp-all-modes", R), ("001-F1-plain-collapse", R),
                 ("001-F9-ptgan-vs-mixup", R)],
                [("001-F1-ptcp-all-modes-strict", E)]),
-    "001-K3": ([("001-F2-variance-mu2", R), ("001-P2-bound", T)], []),
+    "001-K3": ([("001-F2-variance-mu2", R)], [("001-P2-bound", IM)]),
     "001-K4": ([("001-F4-variance-r", R), ("001-F5-variance-reduction-proxy", R),
                 ("001-F5-paper-datasets", R), ("001-P5-identity", T), ("001-P5-condition", T)],
                [("001-F5-tempering-early", E), ("001-P5-identity-shared", E)]),
@@ -208,7 +208,7 @@ EXAMPLES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
     # no claim of the build trains a tempered generator: the key id is the one such a claim
     # would have (001-K11's to_decide says what it takes)
     "001-K11": ([("001-Thm2-trained-rate", T)],
-                [("001-Thm2-bound", T), ("001-Thm2-rate", T), ("001-Thm3-rate", T),
+                [("001-Thm2-bound", T), ("001-Thm2-rate", IM), ("001-Thm3-rate", IM),
                  ("001-P4-rate", T)]),
     "002-K1": ([("002-T3-adult-IGO-relationship-1-TVD", R), ("002-T7-compas-Latent-score-DM", R),
                 ("002-T7-german-Marginal-age-CS", R), ("002-S5.1-adult-mean-CS", R)],

@@ -140,20 +140,41 @@ def construction_rate_decision(slope: Estimate, stated: float, margin: float,
     return d
 
 
+def _family(estimates: Sequence[Estimate], expect: str, labels: Sequence[str], what: str,
+            level: float = LEVEL) -> Decision:
+    """Every instance's sign by :func:`direction` at ``level``; an instance resolved the other
+    way counts as "differs" only at the Bonferroni level ``1 - (1 - level) / n`` over the ``n``
+    instances (else inconclusive, said in the reason), as :func:`runs_decision` does."""
+    strict = 1 - (1 - level) / len(estimates)
+    decisions, downgraded = [], []
+    for est, lab in zip(estimates, labels, strict=True):
+        d = direction(est, expect, level=level)
+        if d.verdict == "differs" and direction(est, expect, level=strict).verdict != "differs":
+            d = replace(d, verdict="inconclusive", reason=f"{d.reason}; not at the Bonferroni "
+                        f"level {strict:.4g} over {len(estimates)} instances")
+            downgraded.append(lab)
+        decisions.append(d)
+    d = all_instances(decisions, list(labels))
+    if downgraded:
+        d = replace(d, reason=f"{d.reason}; resolved the other way at {level:.0%} but not at "
+                    f"the Bonferroni level {strict:.4g} over {len(estimates)} instances: "
+                    f"{', '.join(downgraded)}")
+    if d.verdict != "reproduced":
+        return replace(d, reason=f"{what}: {d.reason}")
+    return d
+
+
 def lower_bound_decision(estimates, ses, bounds, labels: Sequence[str], what: str) -> Decision:
     """``LHS >= bound`` at every instance with a *lower* estimate of ``LHS`` (so a pass is
     conservative): each instance decided by the one-sided interval of ``estimate / bound - 1``
-    (:func:`~fusionlib.compendium.verdicts.direction`, expected ``> 0``)."""
+    (:func:`~fusionlib.compendium.verdicts.direction`, expected ``> 0``; "differs" only at the
+    Bonferroni level over the instances)."""
     e, s, b = (np.asarray(v, dtype=np.float64) for v in (estimates, ses, bounds))
     if not (len(e) == len(s) == len(b) == len(labels)) or not len(e):
         raise InvalidInputError("lower_bound_decision needs one estimate, se, bound and label "
                                 "per instance")
-    decisions = [direction(Estimate(float(v / bb - 1), float(se / bb)), ">0")
-                 for v, se, bb in zip(e, s, b, strict=True)]
-    d = all_instances(decisions, list(labels))
-    if d.verdict != "reproduced":
-        return replace(d, reason=f"{what}: {d.reason}")
-    return d
+    return _family([Estimate(float(v / bb - 1), float(se / bb))
+                    for v, se, bb in zip(e, s, b, strict=True)], ">0", labels, what)
 
 
 def witness_decision(value: float, se: float, w1: float, tolerance: float = 0.01) -> Decision:
@@ -166,13 +187,10 @@ def witness_decision(value: float, se: float, w1: float, tolerance: float = 0.01
 
 def signs_decision(values, ses, labels: Sequence[str], expect: str, what: str) -> Decision:
     """Every instance has the sign ``expect`` (each decided by
-    :func:`~fusionlib.compendium.verdicts.direction` with its standard error)."""
-    decisions = [direction(Estimate(float(v), float(s)), expect)
-                 for v, s in zip(values, ses, strict=True)]
-    d = all_instances(decisions, list(labels))
-    if d.verdict != "reproduced":
-        return replace(d, reason=f"{what}: {d.reason}")
-    return d
+    :func:`~fusionlib.compendium.verdicts.direction` with its standard error; "differs" only at
+    the Bonferroni level over the instances)."""
+    return _family([Estimate(float(v), float(s)) for v, s in zip(values, ses, strict=True)],
+                   expect, labels, what)
 
 
 def runs_decision(frame, value: str, instance: Sequence[str] | str, run: str, expect: str,

