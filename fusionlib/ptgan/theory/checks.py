@@ -141,24 +141,38 @@ def construction_rate_decision(slope: Estimate, stated: float, margin: float,
 
 
 def _family(estimates: Sequence[Estimate], expect: str, labels: Sequence[str], what: str,
-            level: float = LEVEL) -> Decision:
+            level: float = LEVEL, *, nonnegative: bool = False,
+            notes: Sequence[str] = ()) -> Decision:
     """Every instance's sign by :func:`direction` at ``level``; an instance resolved the other
     way counts as "differs" only at the Bonferroni level ``1 - (1 - level) / n`` over the ``n``
-    instances (else inconclusive, said in the reason), as :func:`runs_decision` does."""
+    instances (else inconclusive, said in the reason). ``nonnegative``: resolved below 0 is
+    never "differs" (see :func:`runs_decision`). ``notes`` are added to the reason."""
     strict = 1 - (1 - level) / len(estimates)
-    decisions, downgraded = [], []
+    decisions, downgraded, negative = [], [], []
     for est, lab in zip(estimates, labels, strict=True):
         d = direction(est, expect, level=level)
-        if d.verdict == "differs" and direction(est, expect, level=strict).verdict != "differs":
-            d = replace(d, verdict="inconclusive", reason=f"{d.reason}; not at the Bonferroni "
-                        f"level {strict:.4g} over {len(estimates)} instances")
-            downgraded.append(lab)
+        if d.verdict == "differs":
+            strong = direction(est, expect, level=strict).verdict == "differs"
+            if nonnegative:
+                d = replace(d, verdict="inconclusive", reason=f"{d.reason}; the quantity cannot "
+                            "be below 0: noise, not evidence")
+                if strong:
+                    negative.append(lab)
+            elif not strong:
+                d = replace(d, verdict="inconclusive", reason=f"{d.reason}; not at the "
+                            f"Bonferroni level {strict:.4g} over {len(estimates)} instances")
+                downgraded.append(lab)
         decisions.append(d)
     d = all_instances(decisions, list(labels))
+    extra = list(notes)
     if downgraded:
-        d = replace(d, reason=f"{d.reason}; resolved the other way at {level:.0%} but not at "
-                    f"the Bonferroni level {strict:.4g} over {len(estimates)} instances: "
-                    f"{', '.join(downgraded)}")
+        extra.append(f"resolved the other way at {level:.0%} but not at the Bonferroni level "
+                     f"{strict:.4g} over {len(estimates)} instances: {', '.join(downgraded)}")
+    if negative:
+        extra.append("below 0 even at the Bonferroni level (a non-negative quantity: check the "
+                     f"estimator): {', '.join(negative)}")
+    if extra:
+        d = replace(d, reason="; ".join(p for p in (d.reason, *extra) if p))
     if d.verdict != "reproduced":
         return replace(d, reason=f"{what}: {d.reason}")
     return d
@@ -224,8 +238,7 @@ def runs_decision(frame, value: str, instance: Sequence[str] | str, run: str, ex
     groups = list(frame.groupby(cols, sort=True))
     if not groups:
         raise InvalidInputError(f"{what}: no rows to decide on")
-    strict = 1 - (1 - level) / len(groups)
-    decisions, labels, downgraded, dropped = [], [], [], []
+    estimates, labels, dropped = [], [], []
     for key, part in groups:
         if part[run].duplicated().any():
             raise InvalidInputError(f"{what}: run {part[run][part[run].duplicated()].iloc[0]} "
@@ -234,35 +247,11 @@ def runs_decision(frame, value: str, instance: Sequence[str] | str, run: str, ex
         finite = np.isfinite(vals)
         if not finite.all():
             dropped.append(f"{int((~finite).sum())} of {len(vals)} runs at {key}")
-        vals = vals[finite]
-        est = Estimate.from_sample(vals)
-        d = direction(est, expect, level=level)
-        if d.verdict == "differs" and nonnegative:
-            strong = direction(est, expect, level=strict).verdict == "differs"
-            d = replace(d, verdict="inconclusive",
-                        reason=f"{d.reason}; the quantity cannot be below 0: noise, not evidence"
-                        + ("; below 0 even at the Bonferroni level: check the estimator"
-                           if strong else ""))
-        elif d.verdict == "differs" and direction(est, expect, level=strict).verdict != "differs":
-            d = replace(d, verdict="inconclusive",
-                        reason=f"{d.reason}; not at the Bonferroni level {strict:.4g} over "
-                        f"{len(groups)} instances")
+        estimates.append(Estimate.from_sample(vals[finite]))
         key = key if isinstance(key, tuple) else (key,)
         labels.append(", ".join(f"{c} {k}" for c, k in zip(cols, key, strict=True)))
-        if d.verdict == "inconclusive" and "Bonferroni" in d.reason:
-            downgraded.append(labels[-1])
-        decisions.append(d)
-    d = all_instances(decisions, labels)
-    if dropped:
-        d = replace(d, reason="; ".join(p for p in (d.reason, "non-finite values dropped: "
-                                                    + ", ".join(dropped)) if p))
-    if downgraded:
-        d = replace(d, reason=f"{d.reason}; resolved the other way at {level:.0%} but not at "
-                    f"the Bonferroni level {strict:.4g} over {len(groups)} instances: "
-                    f"{', '.join(downgraded)}")
-    if d.verdict != "reproduced":
-        return replace(d, reason=f"{what}: {d.reason}")
-    return d
+    notes = ["non-finite values dropped: " + ", ".join(dropped)] if dropped else []
+    return _family(estimates, expect, labels, what, level, nonnegative=nonnegative, notes=notes)
 
 
 def remark3_condition_decision(frame, *, early_share: float = EARLY_SHARE) -> Decision:

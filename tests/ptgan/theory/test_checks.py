@@ -202,3 +202,12 @@ def test_signs_and_lower_bounds_call_one_instance_of_many_differs_only_at_bonfer
     assert checks.lower_bound_decision(est, [0.1] * 40, [1.0] * 40, labels, "P").verdict == \
         "inconclusive"
     assert checks.lower_bound_decision([0.75], [0.1], [1.0], ["x"], "P").verdict == "differs"
+
+
+def test_a_bonferroni_level_negative_of_a_nonnegative_quantity_is_flagged_not_called_differs():
+    import pandas as pd
+
+    f = pd.DataFrame({"rep": range(5), "it": 0, "v": [-1.0, -1.01, -0.99, -1.02, -0.98]})
+    d = checks.runs_decision(f, "v", "it", "rep", ">0", "s", nonnegative=True)
+    assert d.verdict == "inconclusive" and "check the estimator" in d.reason
+    assert "not at the Bonferroni level" not in d.reason
