@@ -428,8 +428,13 @@ _ENTRIES: tuple[Planted, ...] = (
             "Remark 3: tempering (r < 1) can lower the variance of the w_d gradient when the "
             "tempered distance is the smaller",
             "the collapse runs' critics, paired minibatch draws at r = 1 and r = 0.5",
-            "the premise reversed: a generator right at alpha = 1 whose tempered output is far "
-            "and wide (N(3, 4^2)); the variance grows and the rule reads differs",
+            "a generator right at alpha = 1 whose tempered output is far and wide (N(3, 4^2)): "
+            "the variance grows and the rule reads differs. What flips it is the spread: with "
+            "a fixed share tr Cov g_r is linear in r and follows the tempered rows' per-row "
+            "variance, so a far but narrow tempered output (the remark's premise reversed, "
+            "N(6, 0.1^2)) still reads as the honest one (an audit, 2026-11-29); the check "
+            "measures the interpolation's smaller spread, which the remark's 'can decrease' "
+            "allows but does not explain",
             lambda: _r3_variance("collapsed"), lambda: _r3_variance("far")),
     Planted("001-R3-bias", _T,
             "Remark 3: r < 1 brings a bias E g_r - E g_1 (absent at r = 1)",
