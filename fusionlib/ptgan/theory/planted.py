@@ -380,8 +380,8 @@ _ENTRIES: tuple[Planted, ...] = (
             "the collapse runs; the left side by a split sample (eigenvector from one half, "
             "Rayleigh quotient on the other: a lower estimate)",
             "Lemma 1 restated: L_b is linear in w_d (L_b = w_d . g), so under the condition "
-            "the bound's numerator is n_b Var(L_b) = n_b w_d' Cov(g) w_d (checked: its ratio to "
-            "Var L + Var D(G) is 1.0000 on random critics) and the bound is the Rayleigh "
+            "the bound's numerator is n_b Var(L_b) = n_b w_d' Cov(g) w_d and the bound is the "
+            "Rayleigh "
             "quotient along w_d, never above ||Cov||_2; a split-sample estimate below it is "
             "the estimator's downward bias, not a fault of the paper"),
     Planted("001-L1-rayleigh", _I, "Lemma 1", "the collapse runs' minibatch gradients",
@@ -432,7 +432,7 @@ _ENTRIES: tuple[Planted, ...] = (
             "the variance grows and the rule reads differs. What flips it is the spread: with "
             "a fixed share tr Cov g_r is linear in r and follows the tempered rows' per-row "
             "variance, so a far but narrow tempered output (the remark's premise reversed, "
-            "N(6, 0.1^2)) still reads as the honest one (an audit, 2026-11-29); the check "
+            "N(6, 0.1^2)) still reads as the honest one; the check "
             "measures the interpolation's smaller spread, which the remark's 'can decrease' "
             "allows but does not explain",
             lambda: _r3_variance("collapsed"), lambda: _r3_variance("far")),
@@ -453,8 +453,8 @@ _ENTRIES: tuple[Planted, ...] = (
             "follows from the factorisation (001-R4-factorisation): the term is "
             "((a1 - a2) grad D . (X1 - X2))^2 and two-mode pairs have ||X1 - X2||^2 about 100 "
             "times larger; on the ring the between-mode directions span the plane, so only a "
-            "critic with zero gradient fails it (untrained critics pass with ratios 136-248, "
-            "and so did the critic blind to one coordinate used as the fault before)"),
+            "critic with zero gradient fails it (so did the critic blind to one coordinate used "
+            "as the fault before)"),
     Planted("001-Thm2-bound", _T,
             "Theorem 2 under (A1)-(A4): d_D(p, p_n) <= C_UB sqrt(B_X^2 + 1) / sqrt(n_e)",
             "the uniform law on a pool of tempered ring points, p_n of n draws; d_D certified "
@@ -469,8 +469,8 @@ _ENTRIES: tuple[Planted, ...] = (
             "gradient-ascent value on log n",
             "the certified side is prod M_w W1(p, p_n), so its slope is the empirical W1's rate "
             "on a finite pool (about n^-1/2 once n is large against the pool, slower for a "
-            "continuous target: -0.457, -0.432, -0.364 for pools of 256, 4,096 and 16,384 "
-            "points), set by the pool and the range of n, not by the neural class; a slope of "
+            "continuous target, the larger the pool), set by the pool and the range of n, not by "
+            "the neural class; a slope of "
             "an O(n^-1/2) bound over a finite range cannot refute it either. The bound with its "
             "constant is checked at every n by 001-Thm2-bound"),
     Planted("001-L9-bound", _T,
@@ -489,9 +489,8 @@ _ENTRIES: tuple[Planted, ...] = (
             "Lemma 10 under (A3): R_hat(D) = O(n^-1/2) (an upper bound)",
             "the same instance; upper value's slope and lower value's slope on log n",
             "as 001-Thm2-rate: the certified side's slope is a transport rate set by the pool "
-            "and the range of n (-0.418 for a pool of 16,384, -0.416 for a continuous target), "
-            "not the neural class's; the bound with its constant is checked at every n by "
-            "001-L10-bound"),
+            "and the range of n, not the neural class's; the bound with its constant is "
+            "checked at every n by 001-L10-bound"),
     Planted("001-L10-constant", _T,
             "Lemma 10's step sqrt(2 d log 2) + 1 <= sqrt(3 d)", "every depth d = 1 .. 8",
             "the check's own finding: as printed it fails for d <= 3 (differs); the repaired "
