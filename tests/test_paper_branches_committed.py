@@ -48,3 +48,26 @@ def test_a_cpu_chapter_reads_its_committed_paper_grid(chapter, pattern, n_cells,
     assert len(claims) > 0
     scales = dict(zip(claims.claim_id, claims.scale, strict=True))
     assert {c for c, s in scales.items() if s != "paper"} == settings
+
+
+def test_the_committed_adult_fair_cells_are_complete_and_fairwgangp_is_not_compared(tmp_path):
+    """Adult's 4 FairPTGAN/FairWGANGP paper cells are committed: the cpu chapter reads them for
+    Tables 4 and 12. 9 of FairWGANGP's 10 repetitions collapsed to a single-class label, so its
+    rows are not compared and Figure 7's gap is read against GeoRepair alone."""
+    from fusionlib.ptgan.fair.cells import THRESHOLDS
+    from fusionlib.ptgan.fair.report import (
+        collapsed_reps,
+        lowest_gap_reading,
+        present_paper_scores,
+    )
+
+    root = tmp_path / "cells"
+    n = sum(_install(root, f"paper-seed0-{m}-adult-reps*.tar.gz")
+            for m in ("fairptgan", "fairwgangp"))
+    scores, present, total = present_paper_scores("adult", 0, root=root)
+    assert (n, present, total) == (4, 4, 4) and scores is not None
+    assert collapsed_reps(scores, "adult", "FairWGANGP") == [0, 1, 2, 3, 5, 6, 7, 8, 9]
+    assert collapsed_reps(scores, "adult", "FairPTGAN") == []
+    assert collapsed_reps(scores, "adult", "GeoRepair") == []
+    read = lowest_gap_reading(scores, "adult", "RF", THRESHOLDS["Table 12"]["adult"])
+    assert read.dropped == ("FairWGANGP",) and read.against == ("GeoRepair",)

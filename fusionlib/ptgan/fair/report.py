@@ -7,6 +7,12 @@
   are resampled with replacement and their sets pooled, as the paper pools them).
 * :func:`lowest_gap_estimate`: FairPTGAN's statistic minus the smallest of the baselines', with
   its bootstrap standard error (Figure 7's reading: FairPTGAN reaches the lowest SP).
+* :func:`collapsed_reps` and :func:`lowest_gap_reading`: a repetition whose every synthetic set
+  carries one label class (the generator collapsed the label: nobody, or everybody, positive) is
+  not evidence about its method. Its method's rows of Tables 4 and 12 are "not comparable" (the
+  statistic would select from the other repetitions' sets only), and Figure 7's "FairPTGAN is
+  lowest" is read against the baselines that did not collapse: it can then differ (FairPTGAN
+  above a kept baseline is above the lowest one too) but never be reproduced.
 * :func:`equivalence_margins`: half the smallest gap between FairPTGAN and its nearest
   competitor in the paper's table, per (dataset, classifier): a smaller difference would change
   none of the paper's orderings.
@@ -19,17 +25,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from fusionlib.compendium.paper import paper_table
-from fusionlib.compendium.verdicts import Estimate
+from fusionlib.compendium.verdicts import Estimate, direction
+from fusionlib.errors import InvalidInputError
 from fusionlib.ptgan.fair.evaluation import CLASSIFIERS, smallest_sp, smallest_sp_table
 from fusionlib.rng import numpy_rng
 
-__all__ = ["BASELINES", "SCORE_COLUMNS", "by_level", "equivalence_margins", "fair_reductions",
-           "lowest_gap_estimate", "our_table", "present_paper_scores", "register_smallest_sp",
+__all__ = ["BASELINES", "SCORE_COLUMNS", "GapReading", "by_level", "collapsed_reps",
+           "collapse_table", "equivalence_margins", "fair_reductions", "lowest_gap_estimate",
+           "lowest_gap_reading", "our_table", "present_paper_scores", "register_smallest_sp",
            "shown", "statistic_estimate"]
 
 #: the columns of the per-set scores (``fair_scores`` and :func:`present_paper_scores`)
@@ -93,22 +102,106 @@ def statistic_estimate(scores: pd.DataFrame, dataset: str, method: str, classifi
 
 
 def lowest_gap_estimate(scores: pd.DataFrame, dataset: str, classifier: str, threshold: float,
-                        *, k: int = 10, seed: object = 0) -> Estimate:
-    """FairPTGAN's statistic minus the smallest baseline's (negative: FairPTGAN lowest)."""
-    subs = {m: _pick(scores, dataset, m, classifier) for m in ("FairPTGAN", *BASELINES)}
+                        *, k: int = 10, seed: object = 0,
+                        baselines: Sequence[str] = BASELINES) -> Estimate:
+    """FairPTGAN's statistic minus the smallest of ``baselines``' (negative: FairPTGAN lowest)."""
+    if not baselines:
+        raise InvalidInputError("lowest_gap_estimate needs at least one baseline")
+    subs = {m: _pick(scores, dataset, m, classifier) for m in ("FairPTGAN", *baselines)}
     reps = np.sort(subs["FairPTGAN"]["rep"].unique())
 
     def gap(rs) -> float:
         ours = _stat(subs["FairPTGAN"], rs, threshold, k, "mean")
-        others = [_stat(subs[m], rs, threshold, k, "mean") for m in BASELINES]
+        others = [_stat(subs[m], rs, threshold, k, "mean") for m in baselines]
         return ours - min(others) if np.isfinite([ours, *others]).all() else float("nan")
 
     point = gap(reps)
     if len(reps) < 2:
         return Estimate(point, None, len(reps) or None)
+    keys = ("gap",) if tuple(baselines) == BASELINES else ("gap", *baselines)
     est = Estimate.from_bootstrap(point, [gap(r) for r in _resampled(reps, seed, dataset,
-                                                                     classifier, "gap")])
+                                                                     classifier, *keys)])
     return Estimate(est.value, est.se, len(reps), None)
+
+
+def collapsed_reps(scores: pd.DataFrame, dataset: str, method: str) -> list:
+    """The repetitions of ``method`` on ``dataset`` whose every synthetic set has a single-class
+    label (positive rate 0 or 1 in every set: a classifier trained on it predicts one class for
+    everybody, AUC 0.5, SP 0). Empty when ``scores`` has no ``positive_rate`` column."""
+    if "positive_rate" not in scores:
+        return []
+    sub = scores[(scores["dataset"] == dataset) & (scores["method"] == method)]
+    single = sub["positive_rate"].isin((0.0, 1.0))
+    per_rep = single.groupby(sub["rep"]).all()
+    return sorted(per_rep.index[per_rep.to_numpy()].tolist())
+
+
+def collapse_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, method) of the synthetic methods: repetitions, how many collapsed to a
+    single-class label (:func:`collapsed_reps`), which, and the positive rate of their sets."""
+    rows = []
+    synthetic = scores[scores["method"] != "Real data"]
+    for (ds, method), sub in synthetic.groupby(["dataset", "method"], sort=False):
+        gone = collapsed_reps(scores, ds, method)
+        rates = sub.drop_duplicates(["rep", "set"])["positive_rate"]
+        rows.append({"dataset": ds, "method": method, "repetitions": sub["rep"].nunique(),
+                     "collapsed": len(gone), "which": ", ".join(str(r) for r in gone) or "-",
+                     "positive rate of the sets (min)": float(rates.min()),
+                     "positive rate of the sets (median)": float(rates.median())})
+    return pd.DataFrame(rows)
+
+
+def _collapse_reason(scores: pd.DataFrame, dataset: str, method: str) -> str | None:
+    gone = collapsed_reps(scores, dataset, method)
+    if not gone:
+        return None
+    n = scores.loc[(scores["dataset"] == dataset) & (scores["method"] == method), "rep"].nunique()
+    return (f"{len(gone)} of {n} {method} repetitions end with a single-class label in every "
+            "set (a collapsed generator: not evidence about the method; the statistic would "
+            f"select from the other {n - len(gone)} repetitions' sets only)")
+
+
+@dataclass(frozen=True)
+class GapReading:
+    """What Figure 7's "FairPTGAN is lowest" can be decided against.
+
+    ``estimate`` is the gap to the lowest of ``against`` (None when it cannot decide);
+    ``not_comparable`` says why not; ``dropped`` names the baselines left out (collapsed)."""
+
+    estimate: Estimate | None
+    not_comparable: str | None
+    against: tuple[str, ...]
+    dropped: tuple[str, ...]
+
+
+def lowest_gap_reading(scores: pd.DataFrame, dataset: str, classifier: str, threshold: float,
+                       *, k: int = 10, seed: object = 0) -> GapReading:
+    """:func:`lowest_gap_estimate` against the baselines that did not collapse.
+
+    With every baseline healthy it is that estimate. With a collapsed baseline left out, the gap
+    to the lowest *kept* baseline bounds the gap to the lowest of all from below (a minimum over
+    more methods is no larger), so it decides only "differs" (FairPTGAN resolved above a kept
+    baseline); any other outcome is "not comparable", with the estimate in the reason. A
+    collapsed FairPTGAN, or no kept baseline, is "not comparable".
+    """
+    mine = _collapse_reason(scores, dataset, "FairPTGAN")
+    if mine:
+        return GapReading(None, mine, (), ())
+    dropped = tuple(m for m in BASELINES if collapsed_reps(scores, dataset, m))
+    kept = tuple(m for m in BASELINES if m not in dropped)
+    if not dropped:
+        return GapReading(lowest_gap_estimate(scores, dataset, classifier, threshold, k=k,
+                                              seed=seed), None, kept, ())
+    why = "; ".join(_collapse_reason(scores, dataset, m) for m in dropped)
+    if not kept:
+        return GapReading(None, why, (), dropped)
+    est = lowest_gap_estimate(scores, dataset, classifier, threshold, k=k, seed=seed,
+                              baselines=kept)
+    if direction(est, "<0").verdict == "differs":
+        return GapReading(est, None, kept, dropped)
+    return GapReading(None, f"{why}; against {', '.join(kept)} alone the gap is {est.text()}, "
+                      "which can show FairPTGAN above the lowest baseline but not at it",
+                      kept, dropped)
 
 
 def equivalence_margins(paper: pd.DataFrame, classifiers: Sequence[str]
@@ -224,7 +317,9 @@ def register_smallest_sp(run, name: str, tag: str, table: pd.DataFrame, scores: 
                 few = (None if n and np.isfinite(n) and n >= 10 else
                        f"only {0 if not np.isfinite(n) else int(n)} synthetic sets reach "
                        f"AUC >= {thr} (best {best:.3f}); the statistic selects 10")
-                why_nc = "; ".join(x for x in (_per_dataset(reduced, ds), few) if x) or None
+                collapsed = _collapse_reason(scores, ds, r["method"])
+                why_nc = "; ".join(x for x in (_per_dataset(reduced, ds), collapsed, few)
+                                   if x) or None
                 ours = (r[f"{clf}{suffix} ours"] if why_nc else
                         statistic_estimate(scores, ds, r["method"], clf, thr, which=stat,
                                            seed=seed))

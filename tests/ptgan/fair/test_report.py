@@ -166,3 +166,72 @@ def test_paper_scores_are_read_only_when_every_adult_cell_is_present(tmp_path):
     row = claims.loc["001-T4-adult-FairPTGAN-RF-mean"]
     assert row["scale"] == "paper" and row["verdict"] not in ("not comparable", "not run")
     assert claims.loc["001-T4-law_school-FairPTGAN-RF-mean", "verdict"] == "not run"
+
+
+def _with_rates(scores: pd.DataFrame, collapsed: dict[str, list[int]]) -> pd.DataFrame:
+    """Positive rate 0.24 everywhere except the listed (method, rep)s, whose sets are all 0 and
+    whose classifiers therefore score AUC 0.5, SP 0 (what evaluate_set returns then)."""
+    out = scores.assign(positive_rate=0.24)
+    for method, reps in collapsed.items():
+        m = (out["method"] == method) & out["rep"].isin(reps)
+        out.loc[m, ["positive_rate", "auc", "sp"]] = [0.0, 0.5, 0.0]
+    return out
+
+
+def test_collapsed_reps_are_those_whose_every_set_is_single_class():
+    from fusionlib.ptgan.fair.report import collapse_table, collapsed_reps
+
+    s = _with_rates(_scores(4, 5, {"FairPTGAN": 0.02, "FairWGANGP": 0.05}),
+                    {"FairWGANGP": [0, 2]})
+    assert collapsed_reps(s, "adult", "FairWGANGP") == [0, 2]
+    assert collapsed_reps(s, "adult", "FairPTGAN") == []
+    one_set = s.copy()  # one single-class set does not make a collapsed repetition
+    one_set.loc[(one_set.method == "FairPTGAN") & (one_set.rep == 1) & (one_set.set == 0),
+                "positive_rate"] = 0.0
+    assert collapsed_reps(one_set, "adult", "FairPTGAN") == []
+    assert collapsed_reps(s.drop(columns="positive_rate"), "adult", "FairWGANGP") == []
+    t = collapse_table(s).set_index("method")
+    assert t.loc["FairWGANGP", "collapsed"] == 2 and t.loc["FairWGANGP", "which"] == "0, 2"
+    assert t.loc["FairPTGAN", "collapsed"] == 0
+
+
+def test_a_collapsed_baseline_is_not_compared_and_cannot_make_fairptgan_lowest(tmp_path):
+    """Planted fault: 9 of 10 FairWGANGP repetitions collapse. Its Table 4 rows turn "not
+    comparable"; Figure 7's gap against GeoRepair alone decides "differs" only."""
+    from fusionlib.ptgan.fair.report import lowest_gap_reading
+
+    base = _scores(10, 20, {"FairPTGAN": 0.01, "FairWGANGP": 0.05, "GeoRepair": 0.03})
+    healthy = _with_rates(base, {})
+    read = lowest_gap_reading(healthy, "adult", "RF", 0.85)
+    assert read.dropped == () and read.not_comparable is None
+    assert read.estimate.value == pytest.approx(-0.02, abs=0.003)
+
+    gone = _with_rates(base, {"FairWGANGP": [0, 1, 2, 3, 5, 6, 7, 8, 9]})
+    read = lowest_gap_reading(gone, "adult", "RF", 0.85)  # FairPTGAN below GeoRepair
+    assert read.dropped == ("FairWGANGP",) and read.against == ("GeoRepair",)
+    assert read.estimate is None and "9 of 10 FairWGANGP repetitions" in read.not_comparable
+
+    above = _with_rates(_scores(10, 20, {"FairPTGAN": 0.05, "FairWGANGP": 0.01,
+                                         "GeoRepair": 0.03}),
+                        {"FairWGANGP": [0, 1, 2, 3, 5, 6, 7, 8, 9]})
+    read = lowest_gap_reading(above, "adult", "RF", 0.85)  # above GeoRepair: above the lowest
+    assert read.not_comparable is None and read.estimate.value == pytest.approx(0.02, abs=0.003)
+
+    mine = _with_rates(base, {"FairPTGAN": [4]})
+    assert lowest_gap_reading(mine, "adult", "RF", 0.85).estimate is None
+
+    thresholds = {"adult": 0.85, "law_school": 0.65}
+    verdicts = {}
+    for name, scores in (("healthy", healthy), ("gone", gone)):
+        parts = [scores.assign(classifier=c) for c in ("RF", "SVM", "LR")]
+        s3 = pd.concat(parts, ignore_index=True)
+        run = Run("fairptgan", scale="cpu", seed=0, results_dir=tmp_path / name)
+        register_smallest_sp(run, "Table 4", "T4", our_table(s3, "Table 4", thresholds), s3,
+                             reduced=None, not_run_reason="absent", seed=0)
+        verdicts[name] = run.claims.set_index("claim_id")
+    cid = "001-T4-adult-FairWGANGP-RF-mean"
+    assert verdicts["healthy"].loc[cid, "verdict"] != "not comparable"
+    assert verdicts["gone"].loc[cid, "verdict"] == "not comparable"
+    assert "single-class label" in verdicts["gone"].loc[cid, "reason"]
+    ok = "001-T4-adult-FairPTGAN-RF-mean"
+    assert verdicts["gone"].loc[ok, "verdict"] == verdicts["healthy"].loc[ok, "verdict"]
