@@ -163,9 +163,9 @@ import-results: env  ## verify a bundle, refuse altered or stale shards, install
 	@test -n $(call shq,$(BUNDLE)) || { echo "error: name the bundle: make import-results BUNDLE=results/bundles/<file>.tar.gz" >&2; exit 2; }
 	$(PY) -m fusionlib.compendium.cells import -- $(call shq,$(BUNDLE))
 
-verify-results: check-scale env data  ## recompute N (default 3) cells of SCALE installed from bundles here and compare
+verify-results: check-scale env data  ## recompute N (default 3) cells of SCALE installed from bundles here and compare (SAME_DEVICE=1: only those computed on this CPU model)
 	@printf '%s' '$(N)' | grep -Eqx '[1-9][0-9]*' || { echo "error: N=$(N) is not allowed; give how many cells to recompute (>= 1), e.g. N=3" >&2; exit 2; }
-	$(PY) -m fusionlib.compendium.cells verify --scale $(SCALE) -n $(N) $(if $(PICK),--pick-seed $(PICK))
+	$(PY) -m fusionlib.compendium.cells verify --scale $(SCALE) -n $(N) $(if $(PICK),--pick-seed $(PICK)) $(if $(SAME_DEVICE),--same-device)
 
 # Paper scale (fusionlib/compendium/paperplan.py; README "Paper scale: plan, compute, ship"): the
 # plan of every paper-scale cell, the most valuable missing cells within BUDGET minutes (CPU, or

@@ -335,3 +335,44 @@ def test_present_cells_read_a_subset_only_when_each_is_current(tmp_path, env, mo
     assert len(stale) == 1 and stale[0].filename == __file__  # points at the caller
     assert "2 shard(s) of fake_bundle" in str(stale[0].message)
     assert "not read" in str(stale[0].message)
+
+
+def test_verify_tells_another_cpu_model_from_a_changed_result(tmp_path, env, capsys,
+                                                              monkeypatch):
+    """A cell recomputed on another CPU model: within the tolerance it is "within tolerance";
+    beyond it, "other CPU" (rounding amplified by training), which fails nothing; the same
+    difference on the same CPU model "differs" and fails. --same-device draws only among the
+    cells computed on this device."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    _fill(here)
+    bundle = C.export_bundle("smoke", root=here, out=tmp_path / "b.tar.gz",
+                             experiments=["fake_bundle"]).path
+    C.import_bundle(bundle, root=there)
+    real = cells_origin._recompute
+
+    def elsewhere(delta: float, device: str | None):
+        def recompute(*args, **kwargs):
+            new = real(*args, **kwargs)
+            new["result"]["rows"]["data"][0][-1] += delta
+            new["result_sha256"] = cells_shardfile.sha256_of(new["result"])
+            if device is not None:
+                new["run"]["device"] = device
+            return new
+        return recompute
+
+    for delta, device, verdict in ((1e-9, "cpu: Another CPU", "within tolerance"),
+                                   (0.5, "cpu: Another CPU", cells_origin.OTHER_CPU),
+                                   (1e-9, None, "differs")):
+        monkeypatch.setattr(cells_origin, "_recompute", elsewhere(delta, device))
+        (r,) = C.verify_bundle("smoke", 1, seed=0, root=there)
+        assert r["verdict"] == verdict, (delta, device)
+        assert r["max_abs_diff"] == pytest.approx(delta, rel=1e-3, abs=1e-12)
+    monkeypatch.setattr(cells_origin, "_recompute", elsewhere(0.5, "cpu: Another CPU"))
+    assert C.main(["verify", "--scale", "smoke", "-n", "1", "--pick-seed", "3",
+                   "--root", str(there)]) == 0
+    assert "computed on another CPU model" in capsys.readouterr().out
+    monkeypatch.setattr(cells_origin, "_recompute", real)
+    assert len(C.verify_bundle("smoke", 2, seed=0, root=there, same_device=True)) == 2
+    monkeypatch.setattr(cells_origin, "shard_device", lambda meta=None: "cpu: Elsewhere")
+    with pytest.raises(InvalidInputError, match="computed on this device"):
+        C.verify_bundle("smoke", 1, seed=0, root=there, same_device=True)
