@@ -4,7 +4,9 @@ runs each chapter's
 code cells in-process at scale ``cpu`` against a shard folder holding only those bundles: the
 paper branch must run to the end, read (never compute) the cells, say so, and label its claims
 with scale ``paper``. Without the bundles the same chapters take their own-scale branch (that one
-runs in every smoke build)."""
+runs in every smoke build). The FairPTGAN chapter's Adult cells and the variance chapter's three
+grids are committed complete too: their readers find every cell (those chapters also compute
+cpu cells of their own, so they are not run whole here)."""
 
 from __future__ import annotations
 
@@ -71,3 +73,18 @@ def test_the_committed_adult_fair_cells_are_complete_and_fairwgangp_is_not_compa
     assert collapsed_reps(scores, "adult", "GeoRepair") == []
     read = lowest_gap_reading(scores, "adult", "RF", THRESHOLDS["Table 12"]["adult"])
     assert read.dropped == ("FairWGANGP",) and read.against == ("GeoRepair",)
+
+
+@pytest.mark.parametrize("kind, n_cells", [("collapse", 40), ("training", 20), ("noise", 40)])
+def test_the_variance_chapters_committed_paper_grids_are_complete(kind, n_cells, tmp_path):
+    """Every paper run of Figures 2/4, Section 4.2's training comparison and Figure 8 is
+    committed: the cpu variance chapter reads them (``present_traces``), computing none."""
+    from fusionlib.compendium.cells import get_experiment
+    from fusionlib.ptgan.variance.present import present_traces
+
+    root = tmp_path / "cells"
+    for pattern in ("paper-seed0-ptgan_var_*.tar.gz", "paper-seed0-cpu-vm-*.tar.gz"):
+        _install(root, pattern)
+    assert len(get_experiment(f"ptgan_var_{kind}").cells("paper", 0)) == n_cells
+    traces = present_traces(kind, "paper", 0, root=root)
+    assert traces is not None and traces["seed"].nunique() == 10
