@@ -256,6 +256,15 @@ def test_tolerance_comparison_of_results():
     assert not cells_origin._diff(a, {"rows": [[1.1, "x", None]], "meta": {}}, 1e-3, 1e-6, {})
     assert not cells_origin._diff(a, {"rows": [[1.0, "y", None]], "meta": {}}, 1, 1, {})
     assert not cells_origin._diff(a, {"rows": [[1.0, "x"]], "meta": {}}, 1, 1, {})
+    numbers, other = {}, {}
+    assert not cells_origin._diff(a, {"rows": [[1.5, "x", None]], "meta": {}}, 0, 0, numbers)
+    assert "structure" not in numbers  # numbers only
+    assert not cells_origin._diff(a, {"rows": [[1.0, "y", None]], "meta": {}}, 0, 0, other)
+    assert other["structure"] == 1.0
+    nan = float("nan")
+    assert cells_origin._diff({"v": nan}, {"v": nan}, 0, 0, {})
+    flag: dict[str, float] = {}
+    assert not cells_origin._diff({"v": nan}, {"v": 1.0}, 1, 1, flag) and flag["structure"]
 
 
 def test_export_says_why_nothing_could_be_exported(tmp_path, env):
@@ -350,28 +359,42 @@ def test_verify_tells_another_cpu_model_from_a_changed_result(tmp_path, env, cap
     C.import_bundle(bundle, root=there)
     real = cells_origin._recompute
 
-    def elsewhere(delta: float, device: str | None):
+    def elsewhere(delta: float, device: str | None, extra_row: bool = False):
         def recompute(*args, **kwargs):
             new = real(*args, **kwargs)
-            new["result"]["rows"]["data"][0][-1] += delta
+            data = new["result"]["rows"]["data"]
+            data[0][-1] += delta
+            if extra_row:  # not a rounding difference: one row more
+                data.append(list(data[0]))
             new["result_sha256"] = cells_shardfile.sha256_of(new["result"])
             if device is not None:
                 new["run"]["device"] = device
             return new
         return recompute
 
-    for delta, device, verdict in ((1e-9, "cpu: Another CPU", "within tolerance"),
-                                   (0.5, "cpu: Another CPU", cells_origin.OTHER_CPU),
-                                   (1e-9, None, "differs")):
-        monkeypatch.setattr(cells_origin, "_recompute", elsewhere(delta, device))
+    for delta, device, extra, verdict in (
+            (1e-9, "cpu: Another CPU", False, "within tolerance"),
+            (0.5, "cpu: Another CPU", False, cells_origin.OTHER_CPU),
+            (0.5, "cpu: Another CPU", True, "differs"),  # a structural change: on any CPU
+            (1e-9, None, False, "differs"),  # the same CPU model: bitwise
+            (1e-9, "cuda: Some GPU", False, "within tolerance"),
+            (0.5, "cuda: Some GPU", False, "differs")):  # a GPU beyond the tolerance
+        monkeypatch.setattr(cells_origin, "_recompute", elsewhere(delta, device, extra))
         (r,) = C.verify_bundle("smoke", 1, seed=0, root=there)
-        assert r["verdict"] == verdict, (delta, device)
-        assert r["max_abs_diff"] == pytest.approx(delta, rel=1e-3, abs=1e-12)
+        assert r["verdict"] == verdict, (delta, device, extra)
+        if not extra:  # rows of another count are not compared number by number
+            assert r["max_abs_diff"] == pytest.approx(delta, rel=1e-3, abs=1e-12)
     monkeypatch.setattr(cells_origin, "_recompute", elsewhere(0.5, "cpu: Another CPU"))
+    # nothing refuted, but nothing confirmed either: its own exit status
     assert C.main(["verify", "--scale", "smoke", "-n", "1", "--pick-seed", "3",
-                   "--root", str(there)]) == 0
-    assert "computed on another CPU model" in capsys.readouterr().out
+                   "--root", str(there)]) == 3
+    out = capsys.readouterr()
+    assert "computed on another CPU model" in out.out and "confirmed 0 of 1" in out.out
+    assert "no drawn cell could be confirmed" in out.err
     monkeypatch.setattr(cells_origin, "_recompute", real)
+    assert C.main(["verify", "--scale", "smoke", "-n", "2", "--pick-seed", "3",
+                   "--root", str(there)]) == 0
+    assert "confirmed 2 of 2" in capsys.readouterr().out
     assert len(C.verify_bundle("smoke", 2, seed=0, root=there, same_device=True)) == 2
     monkeypatch.setattr(cells_origin, "shard_device", lambda meta=None: "cpu: Elsewhere")
     with pytest.raises(InvalidInputError, match="computed on this device"):

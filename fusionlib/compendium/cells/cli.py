@@ -139,7 +139,8 @@ def _bundle_parsers(sub: Any, common: Any) -> None:
                     help=f"absolute tolerance where a GPU or another CPU model computed a side "
                          f"({GPU_ATOL:g})")
     sp.add_argument("--same-device", action="store_true",
-                    help="draw only among shards computed on this device (the bitwise check)")
+                    help="draw only among shards computed on this device (the bitwise check; "
+                         "the device is the processor's model name)")
     sp = sub.add_parser("origin", help="where the shards of each experiment came from")
     common(sp)
     sp.add_argument("--experiment", action="append", default=None)
@@ -208,17 +209,25 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
               f"bundle: {r['device_bundle']}, here: {r['device_here']}; max |diff| "
               f"{r['max_abs_diff']:.3g}; {r['seconds']} s)")
     other = [r for r in records if r["verdict"] == OTHER_CPU]
+    confirmed = len(records) - len(other) - sum(r["verdict"] == "differs" for r in records)
+    print(f"confirmed {confirmed} of {len(records)}")
     if other:
         print(f"note: {len(other)} of {len(records)} cells were computed on another CPU model "
-              "and differ beyond the tolerance: its kernels round differently and training "
-              "amplifies it, so they neither confirm nor refute the bundle; --same-device "
-              "(make verify-results SAME_DEVICE=1) draws among the cells this machine can check "
-              "bitwise")
+              "and differ beyond the tolerance in their numbers only: its kernels round "
+              "differently and training amplifies it, so they neither confirm nor refute the "
+              "bundle; --same-device (make verify-results SAME_DEVICE=1) draws among the cells "
+              "this machine can check bitwise")
     bad = [r for r in records if r["verdict"] == "differs"]
     if bad:
         print(f"error: {len(bad)} of {len(records)} recomputed cells differ from the bundle",
               file=sys.stderr)
-    return 1 if bad else 0
+        return 1
+    if not confirmed:
+        print("error: no drawn cell could be confirmed on this machine (every one was computed "
+              "on another CPU model); draw again, or use --same-device where this CPU model "
+              "computed some", file=sys.stderr)
+        return 3
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

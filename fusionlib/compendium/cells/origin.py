@@ -12,6 +12,7 @@ and compares them with the installed shards.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -238,20 +239,34 @@ def _installed(root: Path, scale: str, device: str | None = None
 
 def _diff(a: Any, b: Any, rtol: float, atol: float, acc: dict[str, float]) -> bool:
     """Whether JSON values ``a`` and ``b`` agree within the tolerance; ``acc`` collects the
-    largest absolute difference of numbers."""
+    largest absolute difference of numbers (``max_abs_diff``) and, as ``structure`` = 1.0, any
+    difference that is not one of numbers (other keys, lengths, strings, booleans, None): no
+    tolerance excuses that one."""
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(
-            [_diff(a[k], b[k], rtol, atol, acc) for k in a])  # every key visited: max diff
+        if a.keys() != b.keys():
+            acc["structure"] = 1.0
+            return False
+        return all([_diff(a[k], b[k], rtol, atol, acc) for k in a])  # every key: max diff
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(
-            [_diff(x, y, rtol, atol, acc) for x, y in zip(a, b, strict=True)])
+        if len(a) != len(b):
+            acc["structure"] = 1.0
+            return False
+        return all([_diff(x, y, rtol, atol, acc) for x, y in zip(a, b, strict=True)])
     num = (int, float)
     if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) \
             and not isinstance(b, bool):
+        if math.isnan(float(a)) or math.isnan(float(b)):
+            if math.isnan(float(a)) and math.isnan(float(b)):
+                return True
+            acc["structure"] = 1.0  # a number against NaN: not a rounding difference
+            return False
         gap = abs(float(a) - float(b))
         acc["max_abs_diff"] = max(acc.get("max_abs_diff", 0.0), gap)
         return gap <= atol + rtol * abs(float(b))
-    return a == b
+    if a != b:
+        acc["structure"] = 1.0
+        return False
+    return True
 
 
 def _recompute(exp: str, cell_id: str, scale: str, seed: int, python: str, tmp: Path
@@ -279,8 +294,11 @@ def verify_bundle(scale: str, n: int = 3, *, seed: int,
     ``atol + rtol * |installed|`` and everything else exactly. Where another CPU model computed
     it, agreement within that tolerance is "within tolerance", and a larger difference is
     :data:`OTHER_CPU`, not "differs": that CPU's kernels round differently and training
-    amplifies it (README, "Numbers across machines"). ``same_device`` draws only among the
-    shards computed on this device, the check that can fail. Returns one record per cell:
+    amplifies it (README, "Numbers across machines"); a difference that is not one of numbers
+    (rows, columns, strings, a NaN) "differs" on any device. ``same_device`` draws only among
+    the shards computed on this device, the check that can confirm a shard bitwise (the device
+    is the processor's model name, which does not tell every generation apart: two CPUs of one
+    name but other instruction sets may round differently). Returns one record per cell:
     experiment, cell id, bundle, both devices, the comparison (``"bitwise"`` or
     ``"tolerance"``), ``verdict`` (``"identical"``, ``"within tolerance"``, ``"differs"`` or
     :data:`OTHER_CPU`) and the largest absolute difference of the numbers.
@@ -319,8 +337,8 @@ def verify_bundle(scale: str, n: int = 3, *, seed: int,
                 verdict = "identical"
             elif not strict and close:
                 verdict = "within tolerance"
-            elif not strict and not gpu:
-                verdict = OTHER_CPU
+            elif not strict and not gpu and not acc.get("structure"):
+                verdict = OTHER_CPU  # numbers only: another kernel's rounding, amplified
             else:
                 verdict = "differs"
             out.append({"experiment": exp, "cell_id": cell_id, "bundle": info.get("bundle"),

@@ -143,11 +143,14 @@ def collapse_table(scores: pd.DataFrame) -> pd.DataFrame:
     synthetic = scores[scores["method"] != "Real data"]
     for (ds, method), sub in synthetic.groupby(["dataset", "method"], sort=False):
         gone = collapsed_reps(scores, ds, method)
-        rates = sub.drop_duplicates(["rep", "set"])["positive_rate"]
+        rates = (sub.drop_duplicates(["rep", "set"])["positive_rate"].dropna()
+                 if "positive_rate" in sub else pd.Series([], dtype=float))
         rows.append({"dataset": ds, "method": method, "repetitions": sub["rep"].nunique(),
                      "collapsed": len(gone), "which": ", ".join(str(r) for r in gone) or "-",
-                     "positive rate of the sets (min)": float(rates.min()),
-                     "positive rate of the sets (median)": float(rates.median())})
+                     "positive rate of the sets (min)": float(rates.min()) if len(rates)
+                     else float("nan"),
+                     "positive rate of the sets (median)": float(rates.median()) if len(rates)
+                     else float("nan")})
     return pd.DataFrame(rows)
 
 

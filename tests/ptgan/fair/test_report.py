@@ -235,3 +235,31 @@ def test_a_collapsed_baseline_is_not_compared_and_cannot_make_fairptgan_lowest(t
     assert "single-class label" in verdicts["gone"].loc[cid, "reason"]
     ok = "001-T4-adult-FairPTGAN-RF-mean"
     assert verdicts["gone"].loc[ok, "verdict"] == verdicts["healthy"].loc[ok, "verdict"]
+
+
+def test_with_a_collapsed_baseline_an_undecided_gap_or_no_baseline_left_is_not_comparable():
+    """Only a gap resolved above zero (two-sided 95 %) against the kept baselines decides; a gap
+    near zero, or no baseline left, is "not comparable", never "reproduced" or "inconclusive"."""
+    from fusionlib.compendium.verdicts import direction
+    from fusionlib.ptgan.fair.report import collapse_table, lowest_gap_reading
+
+    g = np.random.default_rng(1)
+    rows = []
+    for method in ("FairPTGAN", "FairWGANGP", "GeoRepair"):
+        for rep in range(10):
+            for k in range(20):  # FairPTGAN and GeoRepair from one law: a gap near 0
+                rows.append(dict(dataset="adult", rep=rep, method=method, set=k,
+                                 classifier="RF", auc=0.9, sp=0.03 + 0.02 * g.random()))
+    tie = _with_rates(pd.DataFrame(rows), {"FairWGANGP": [0, 1, 2]})
+    gap = lowest_gap_estimate(tie, "adult", "RF", 0.85, baselines=("GeoRepair",))
+    assert direction(gap, "<0").verdict != "differs"  # the premise: undecided or below
+    read = lowest_gap_reading(tie, "adult", "RF", 0.85)
+    assert read.estimate is None and read.dropped == ("FairWGANGP",)
+    assert "against GeoRepair alone the gap is" in read.not_comparable
+
+    both = _with_rates(pd.DataFrame(rows), {"FairWGANGP": [0], "GeoRepair": [5]})
+    read = lowest_gap_reading(both, "adult", "RF", 0.85)
+    assert read.estimate is None and read.against == ()
+    assert read.dropped == ("FairWGANGP", "GeoRepair")
+    no_rates = collapse_table(pd.DataFrame(rows))  # scores without positive_rate
+    assert (no_rates["collapsed"] == 0).all()
