@@ -446,6 +446,27 @@ def test_cli_list_run_results(tmp_path, capsys):
     assert not any("status" in c for c in quick["cells"])
 
 
+def test_plan_names_the_experiments_whose_complete_paper_grid_replaces_their_cpu_cells(
+        tmp_path, capsys):
+    """At scale cpu, `plan --paper-replaces X` lists X in paper_complete once every paper cell of
+    X is current (the workflow then does not compute X's cpu cells for the notebooks); never at
+    another scale, and not while one paper cell is missing."""
+    root = ["--root", str(tmp_path)]
+
+    def complete(scale: str) -> list[str]:
+        assert C.main(["plan", "--scale", scale, "--experiment", "fake_grid", "--paper-replaces",
+                       "fake_grid", *root]) == 0
+        return json.loads(capsys.readouterr().out)["paper_complete"]
+
+    assert complete("cpu") == []
+    paper = FAKE.cells("paper")
+    C.run_cell("fake_grid", "paper", paper[0].cell_id, tmp_path)
+    assert complete("cpu") == []  # 1 of 2 paper cells
+    C.run_cell("fake_grid", "paper", paper[1].cell_id, tmp_path)
+    assert complete("cpu") == ["fake_grid"]
+    assert complete("smoke") == [] and complete("paper") == []
+
+
 def test_real_experiments_list_their_cells(capsys):
     """Smoke test of the registered experiments (listing only; nothing is computed)."""
     assert C.main(["list", "--scale", "cpu", "--format", "json"]) == 0

@@ -108,11 +108,29 @@ def _parser() -> argparse.ArgumentParser:
                     help="notebook whose runner key and status to include (repeatable)")
     sp.add_argument("--out", type=Path, default=None,
                     help="executed notebooks folder (default <repo>/book/executed)")
+    sp.add_argument("--paper-replaces", action="append", default=[], metavar="EXPERIMENT",
+                    help="at scale cpu: name this experiment in paper_complete when every one "
+                         "of its paper cells is current here (repeatable)")
     sp.add_argument("--no-status", action="store_true",
                     help="cells and shard paths only, reading no shard (the per-job processes "
                          "of cluster executors, which re-parse the workflow)")
     _bundle_parsers(sub, common)
     return p
+
+
+def _paper_complete(args: argparse.Namespace, root: Path) -> list[str]:
+    """The experiments of ``--paper-replaces`` whose paper cells are all current under ``root``
+    (only at scale cpu: a chapter built at cpu reads a complete paper grid instead of its own
+    cells; at other scales, none)."""
+    if args.scale != "cpu":
+        return []
+    done = []
+    for name in args.paper_replaces:
+        get_experiment(name)
+        rows = _cell_rows([name], "paper", args.seed, root, True)
+        if rows and all(r["status"] == "done" for r in rows):
+            done.append(name)
+    return done
 
 
 def _bundle_parsers(sub: Any, common: Any) -> None:
@@ -165,7 +183,8 @@ def _list_or_plan(args: argparse.Namespace, root: Path) -> None:
                 notebooks[nb.stem] = {}
         keys = {r["experiment"]: r["code_key"] for r in rows}  # computed once each
         print(json.dumps({"scale": args.scale, "seed": args.seed, "root": str(root),
-                          "cells": rows, "code_keys": keys, "notebooks": notebooks}, indent=1))
+                          "cells": rows, "code_keys": keys, "notebooks": notebooks,
+                          "paper_complete": _paper_complete(args, root)}, indent=1))
     elif args.format == "json":
         print(json.dumps(rows, indent=1))
     else:
