@@ -601,3 +601,14 @@ def test_the_browser_measures_the_introductions_conclusions_as_cards_on_a_phone(
         problems, _, _ = check_html.check_book(root, summary_check=False)
         rows_found = [p for p in problems if "conclusion row" in p]
         assert bool(rows_found) is squeezed, (sub, problems)
+
+
+def test_a_cpu_book_may_show_tables_of_the_paper_grid_it_read():
+    """A cpu chapter that reads a committed paper grid captions those tables with scale paper:
+    allowed in a cpu build, not in a smoke build (no chapter reads a paper grid at smoke)."""
+    cpu_banner = BANNER.replace("<code>smoke</code>", "<code>cpu</code>")
+    paper_table = CAPTIONED.replace("(scale: smoke)", "(scale: paper)")
+    html = page(f"<h1>Chapter</h1>{cpu_banner}{paper_table}")
+    assert problems(html, scale="cpu") == []
+    smoke = page(f"<h1>Chapter</h1>{BANNER}{paper_table}")
+    assert any("without the scale in a caption" in p for p in problems(smoke, scale="smoke"))

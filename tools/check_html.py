@@ -101,6 +101,7 @@ from page_rules import (  # noqa: E402  (the rules live beside this file)
     summary_problems,
     table_caption_problems,
     table_cell_problems,
+    table_scales,
     verdict_position_problems,
     wide_table_problems,
 )
@@ -163,7 +164,7 @@ def check_page(html: str, rel: str, root: Path | None = None, *, chapter: bool =
     problems += table_cell_problems(page) + machine_path_problems(html, page, machine_paths)
     if chapter:
         problems += scale_problems(page, expected_scale)
-        problems += table_caption_problems(page, {expected_scale} if expected_scale else None)
+        problems += table_caption_problems(page, table_scales(expected_scale))
     if summary:
         problems += summary_problems(page)
     if found:

@@ -396,6 +396,15 @@ def scale_problems(page: Page, expected: str | None = None) -> list[str]:
     return []
 
 
+def table_scales(expected: str | None) -> set[str] | None:
+    """The scales a table of a book built at ``expected`` may name: that scale, and at ``cpu``
+    also ``paper`` (a cpu chapter reads a complete committed paper grid and labels what it
+    shows from it with scale ``paper``); None (any scale) when the build's scale is unknown."""
+    if expected is None:
+        return None
+    return {expected, "paper"} if expected == "cpu" else {expected}
+
+
 def table_caption_problems(page: Page, scales: set[str] | None = None) -> list[str]:
     """Every table in a chapter's cell outputs states its scale in its caption."""
     names = scales or set(SCALES)
