@@ -62,14 +62,10 @@ def shown_path(path: Path) -> str:
     """``path`` as a message shows it: relative to the repository checkout when inside it (so
     that pages built from the messages do not carry this machine's folders), else absolute."""
     repo = Path(__file__).resolve().parents[2]
-    # as given first (a data/ folder that is a symbolic link into another checkout stays
-    # data/...), then with links resolved
-    for candidate in (Path(path).absolute(), Path(path).resolve()):
-        try:
-            return str(candidate.relative_to(repo))
-        except ValueError:
-            continue
-    return str(path)
+    try:
+        return str(Path(path).resolve().relative_to(repo))
+    except ValueError:
+        return str(path)
 
 
 def _digests(path: Path, algorithms: tuple[str, ...]) -> dict[str, str]:
