@@ -95,4 +95,3 @@ def test_unreachable_tabular_loaders_raise_clear_errors(data_home, name):
 def test_image_dataset_through_tabular_loader_is_refused():
     with pytest.raises(InvalidInputError, match="load_images"):
         load("fashion_mnist")
-

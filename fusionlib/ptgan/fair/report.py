@@ -190,12 +190,13 @@ def lowest_gap_reading(scores: pd.DataFrame, dataset: str, classifier: str, thre
     mine = _collapse_reason(scores, dataset, "FairPTGAN")
     if mine:
         return GapReading(None, mine, (), ())
-    dropped = tuple(m for m in BASELINES if collapsed_reps(scores, dataset, m))
+    reasons = {m: _collapse_reason(scores, dataset, m) for m in BASELINES}
+    dropped = tuple(m for m in BASELINES if reasons[m])
     kept = tuple(m for m in BASELINES if m not in dropped)
     if not dropped:
         return GapReading(lowest_gap_estimate(scores, dataset, classifier, threshold, k=k,
                                               seed=seed), None, kept, ())
-    why = "; ".join(_collapse_reason(scores, dataset, m) for m in dropped)
+    why = "; ".join(reasons[m] for m in dropped)
     if not kept:
         return GapReading(None, why, (), dropped)
     est = lowest_gap_estimate(scores, dataset, classifier, threshold, k=k, seed=seed,
@@ -297,7 +298,7 @@ def register_smallest_sp(run, name: str, tag: str, table: pd.DataFrame, scores: 
     claims are labelled with it. Our variants are skipped. Returns one row per claim with its
     verdict.
     """
-    verdicts = []
+    verdicts, collapse = [], {}
     margins = equivalence_margins(paper_table("001", name), classifiers)
     for r in table.to_dict("records"):
         thr, ds = r["threshold"], r["dataset"]
@@ -320,7 +321,9 @@ def register_smallest_sp(run, name: str, tag: str, table: pd.DataFrame, scores: 
                 few = (None if n and np.isfinite(n) and n >= 10 else
                        f"only {0 if not np.isfinite(n) else int(n)} synthetic sets reach "
                        f"AUC >= {thr} (best {best:.3f}); the statistic selects 10")
-                collapsed = _collapse_reason(scores, ds, r["method"])
+                if (ds, r["method"]) not in collapse:  # once per (dataset, method)
+                    collapse[(ds, r["method"])] = _collapse_reason(scores, ds, r["method"])
+                collapsed = collapse[(ds, r["method"])]
                 why_nc = "; ".join(x for x in (_per_dataset(reduced, ds), collapsed, few)
                                    if x) or None
                 ours = (r[f"{clf}{suffix} ours"] if why_nc else
